@@ -1,0 +1,131 @@
+/**
+ * The only reader of process.env. Every setting is validated here with zod, once, at start.
+ */
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { z } from 'zod';
+import { ConfigError } from './errors.ts';
+import { keyFingerprint } from './key-fingerprint.ts';
+
+export const DEFAULT_BASE_URL = 'https://api.sorsa.io';
+
+/** True for 127.0.0.0/8, ::1 and localhost: the only hosts allowed over plain http. */
+export function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  if (host === 'localhost' || host === '::1' || host.endsWith('.localhost')) return true;
+  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
+/** Validates a service base address: https, or http on loopback; no version segment, no query. */
+export function parseBaseUrl(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError(`HARVEST_BASE_URL is not a URL: ${JSON.stringify(value)}`);
+  }
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackHost(url.hostname))) {
+    throw new ConfigError(
+      `HARVEST_BASE_URL must use https:// (plain http:// is accepted only for loopback hosts): ${url.origin}`,
+    );
+  }
+  if (url.search || url.hash || url.username || url.password) {
+    throw new ConfigError('HARVEST_BASE_URL must not carry credentials, a query or a fragment');
+  }
+  const path = url.pathname.replace(/\/+$/, '');
+  if (/\/v[23]$/.test(path)) {
+    throw new ConfigError('HARVEST_BASE_URL is the address without the version segment (drop the trailing /v2 or /v3)');
+  }
+  return `${url.origin}${path}`;
+}
+
+const keyList = z
+  .string()
+  .optional()
+  .transform((value, ctx) => {
+    const keys = (value ?? '')
+      .split(',')
+      .map((k) => k.trim())
+      .filter((k) => k.length > 0);
+    for (const key of keys) {
+      if (/\s/.test(key)) {
+        ctx.addIssue({ code: 'custom', message: 'an API key contains whitespace' });
+        return z.NEVER;
+      }
+    }
+    if (new Set(keys).size !== keys.length) {
+      ctx.addIssue({ code: 'custom', message: 'the same API key is listed twice' });
+      return z.NEVER;
+    }
+    return keys;
+  });
+
+const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+
+const EnvSchema = z.object({
+  HARVEST_BASE_URL: z.string().default(DEFAULT_BASE_URL),
+  HARVEST_API_KEYS: keyList,
+  DATABASE_URL: z.string().default('postgres://localhost:5432/harvest'),
+  REDIS_URL: z.string().default('redis://127.0.0.1:6379'),
+  HARVEST_RATE_PER_KEY: positiveInt(20),
+  /** Quota units per key that backfills leave for watches. */
+  HARVEST_WATCH_RESERVE: z.coerce.number().int().nonnegative().default(200),
+  /** BullMQ and limiter key prefix in Redis, so several deployments can share one Redis. */
+  HARVEST_REDIS_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_.:-]{1,64}$/, 'letters, digits and _.:- only')
+    .default('harvest'),
+  HARVEST_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  HARVEST_REQUEST_TIMEOUT_MS: positiveInt(30_000),
+});
+
+export interface ApiKeyConfig {
+  readonly key: string;
+  readonly fingerprint: string;
+}
+
+export interface Config {
+  readonly baseUrl: string;
+  readonly apiKeys: readonly ApiKeyConfig[];
+  readonly databaseUrl: string;
+  readonly redisUrl: string;
+  readonly ratePerKey: number;
+  readonly watchReserve: number;
+  readonly redisPrefix: string;
+  readonly logLevel: z.infer<typeof EnvSchema>['HARVEST_LOG_LEVEL'];
+  readonly requestTimeoutMs: number;
+}
+
+/** Reads `.env` from the working directory (existing variables win) and validates the environment. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, options: { dotenv?: boolean } = {}): Config {
+  if (options.dotenv !== false && env === process.env) {
+    const file = resolve(process.cwd(), '.env');
+    if (existsSync(file)) process.loadEnvFile(file);
+  }
+  const parsed = EnvSchema.safeParse(env);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue?.path.join('.') ?? 'environment';
+    throw new ConfigError(`invalid ${where}: ${issue?.message ?? 'malformed'}`);
+  }
+  const e = parsed.data;
+  return {
+    baseUrl: parseBaseUrl(e.HARVEST_BASE_URL),
+    apiKeys: e.HARVEST_API_KEYS.map((key) => ({ key, fingerprint: keyFingerprint(key) })),
+    databaseUrl: e.DATABASE_URL,
+    redisUrl: e.REDIS_URL,
+    ratePerKey: e.HARVEST_RATE_PER_KEY,
+    watchReserve: e.HARVEST_WATCH_RESERVE,
+    redisPrefix: e.HARVEST_REDIS_PREFIX,
+    logLevel: e.HARVEST_LOG_LEVEL,
+    requestTimeoutMs: e.HARVEST_REQUEST_TIMEOUT_MS,
+  };
+}
+
+/** For commands that call the service: fails with a clear message when no key is configured. */
+export function requireApiKeys(config: Config): readonly ApiKeyConfig[] {
+  if (config.apiKeys.length === 0) {
+    throw new ConfigError('HARVEST_API_KEYS is not set: give one or more API keys, comma separated');
+  }
+  return config.apiKeys;
+}

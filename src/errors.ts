@@ -1,0 +1,67 @@
+/**
+ * The error registry. Every error the harvester raises on purpose is an AppError with a stable
+ * `code`; callers classify by `code` (or by HTTP status / SQLSTATE below it), never by message.
+ * Subclasses are named by what the caller does about them.
+ */
+export const ErrorCode = {
+  /** Configuration (environment, .env) is missing or malformed. */
+  CONFIG_INVALID: 'CONFIG_INVALID',
+  /** Input from a person (CLI arguments, files) is malformed. */
+  INPUT_INVALID: 'INPUT_INVALID',
+  /** 400: the request was wrong; retrying the same request cannot help. */
+  API_BAD_REQUEST: 'API_BAD_REQUEST',
+  /** 401: the key is missing, wrong or deleted. */
+  API_AUTH_FAILED: 'API_AUTH_FAILED',
+  /** 403 (or 402): quota exhausted or subscription expired; the key is parked. */
+  API_QUOTA_EXHAUSTED: 'API_QUOTA_EXHAUSTED',
+  /** 404: protected, suspended, deleted, renamed or unknown target. */
+  API_NOT_FOUND: 'API_NOT_FOUND',
+  /** 410: the endpoint (a /v2 path) is retired; use its v3 counterpart. */
+  API_GONE: 'API_GONE',
+  /** 429: too many requests on this key in the current one-second window. */
+  API_RATE_LIMITED: 'API_RATE_LIMITED',
+  /** 5xx, time-outs, resets: the same request may succeed later. */
+  API_TRANSIENT: 'API_TRANSIENT',
+  /** 200 with a body that is not JSON or does not have the documented shape. */
+  API_INVALID_RESPONSE: 'API_INVALID_RESPONSE',
+  /** A status the spec does not list (other 4xx). */
+  API_UNEXPECTED_STATUS: 'API_UNEXPECTED_STATUS',
+  /** A job's request budget (--max-requests) or every key's quota is spent. */
+  BUDGET_EXHAUSTED: 'BUDGET_EXHAUSTED',
+  /** The operation was aborted (shutdown, cancel). */
+  ABORTED: 'ABORTED',
+} as const;
+
+export type ErrorCodeValue = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+export class AppError extends Error {
+  readonly code: ErrorCodeValue;
+
+  constructor(code: ErrorCodeValue, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+    this.code = code;
+  }
+}
+
+export class ConfigError extends AppError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(ErrorCode.CONFIG_INVALID, message, options);
+  }
+}
+
+export class InputError extends AppError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(ErrorCode.INPUT_INVALID, message, options);
+  }
+}
+
+export class AbortedError extends AppError {
+  constructor(message = 'aborted') {
+    super(ErrorCode.ABORTED, message);
+  }
+}
+
+export function isAppError(error: unknown): error is AppError {
+  return error instanceof AppError;
+}

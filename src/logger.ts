@@ -1,0 +1,82 @@
+/**
+ * pino everywhere. Secrets are removed by configuration: known key-bearing paths are redacted, and
+ * every registered secret is scrubbed from every string of every line, so a key pasted into an
+ * error message by a library still never reaches a log.
+ */
+import { pino, type Logger, type LoggerOptions } from 'pino';
+
+export type { Logger } from 'pino';
+
+const REDACT_PATHS = [
+  'apiKey',
+  'key',
+  'headers.ApiKey',
+  'headers.apikey',
+  '*.apiKey',
+  '*.key',
+  '*.headers.ApiKey',
+  '*.headers.apikey',
+];
+
+export interface CreateLoggerOptions {
+  level?: string;
+  /** Values that must never appear in output (API keys). */
+  secrets?: readonly string[];
+  /** Pretty output for a person (defaults to stderr being a terminal). */
+  pretty?: boolean;
+  destination?: pino.DestinationStream;
+  name?: string;
+}
+
+export function scrubSecrets(value: unknown, secrets: readonly string[], depth = 0): unknown {
+  if (secrets.length === 0 || depth > 8) return value;
+  if (typeof value === 'string') {
+    let out = value;
+    for (const secret of secrets) if (secret && out.includes(secret)) out = out.split(secret).join('[REDACTED]');
+    return out;
+  }
+  if (Array.isArray(value)) return value.map((v) => scrubSecrets(v, secrets, depth + 1));
+  if (value instanceof Error) {
+    return {
+      type: value.name,
+      message: scrubSecrets(value.message, secrets),
+      stack: scrubSecrets(value.stack, secrets),
+      ...('code' in value ? { code: (value as { code: unknown }).code } : {}),
+    };
+  }
+  if (value && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = scrubSecrets(v, secrets, depth + 1);
+    return out;
+  }
+  return value;
+}
+
+export function createLogger(options: CreateLoggerOptions = {}): Logger {
+  const secrets = (options.secrets ?? []).filter((s) => s.length > 0);
+  const pinoOptions: LoggerOptions = {
+    level: options.level ?? 'info',
+    redact: { paths: REDACT_PATHS, censor: '[REDACTED]' },
+    formatters: {
+      log: (object) => scrubSecrets(object, secrets) as Record<string, unknown>,
+    },
+    hooks: {
+      logMethod(args, method) {
+        method.apply(this, args.map((a) => scrubSecrets(a, secrets)) as Parameters<typeof method>);
+      },
+    },
+    ...(options.name ? { name: options.name } : {}),
+  };
+  const pretty = options.pretty ?? (options.destination === undefined && process.stderr.isTTY === true);
+  if (options.destination) return pino(pinoOptions, options.destination);
+  if (pretty) {
+    return pino({
+      ...pinoOptions,
+      transport: { target: 'pino-pretty', options: { destination: 2, colorize: true, translateTime: 'SYS:HH:MM:ss.l' } },
+    });
+  }
+  return pino(pinoOptions, pino.destination({ dest: 2, sync: false }));
+}
+
+/** A logger that writes nothing: the default for library code called without one. */
+export const silentLogger: Logger = pino({ level: 'silent' });
