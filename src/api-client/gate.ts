@@ -1,0 +1,33 @@
+/**
+ * The one gate every request passes (ARCHITECTURE invariant 2). The client calls `acquire` before
+ * EVERY attempt it sends, retries included, and `report` after each attempt. The gate decides
+ * which key is used: the Redis limiter pools several keys, each with its own rate and quota.
+ */
+
+export type RequestPriority = 'watch' | 'backfill';
+
+export interface AcquireOptions {
+  priority?: RequestPriority;
+  /** Job whose --max-requests budget this request spends, if any. */
+  jobId?: string;
+  signal?: AbortSignal;
+}
+
+export interface Grant {
+  /** The API key to send; never logged, never stored outside the process. */
+  readonly key: string;
+  readonly fingerprint: string;
+}
+
+/** How an attempt ended, as far as the gate cares. */
+export interface AttemptOutcome {
+  /** HTTP status, or 0 when no response arrived (transport failure). */
+  status: number;
+}
+
+export interface RequestGate {
+  /** Waits for a rate token and a quota unit on some key; throws when none can ever come. */
+  acquire(options?: AcquireOptions): Promise<Grant>;
+  /** 429 makes the key wait for the next window, 403/402 parks it, 401 disables it. */
+  report(grant: Grant, outcome: AttemptOutcome): Promise<void>;
+}
