@@ -30,6 +30,12 @@ export const ErrorCode = {
   BUDGET_EXHAUSTED: 'BUDGET_EXHAUSTED',
   /** The operation was aborted (shutdown, cancel). */
   ABORTED: 'ABORTED',
+  /** Postgres cannot be reached (refused, unknown host, bad credentials, time-out). */
+  DB_UNAVAILABLE: 'DB_UNAVAILABLE',
+  /** A landed migration file was edited (checksum differs from the ledger), or the ledger is ahead of the code. */
+  DB_MIGRATION_CONFLICT: 'DB_MIGRATION_CONFLICT',
+  /** A page commit lost its optimistic guard: the slice's cursor or status moved on; drop the page. */
+  STALE_SLICE: 'STALE_SLICE',
 } as const;
 
 export type ErrorCodeValue = (typeof ErrorCode)[keyof typeof ErrorCode];
