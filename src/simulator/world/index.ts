@@ -1,0 +1,2 @@
+export { buildWorld } from './build.ts';
+export type { UserInput, TweetInput, ListInput, CommunityInput, SpaceInput, WorldInput } from './build.ts';

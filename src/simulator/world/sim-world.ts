@@ -1,0 +1,208 @@
+import type {
+  NewTweetSpec, SimCommunity, SimList, SimSpace, SimUser, World,
+} from '../model.ts';
+import { TweetFlag } from '../model.ts';
+import { InputError } from '../../errors.ts';
+import { Lexicon } from './lexicon.ts';
+import { ColumnarTweetTable, type TweetRow } from './tweet-table.ts';
+
+export type MutableUser = { -readonly [K in keyof SimUser]: SimUser[K] };
+
+const EMPTY: readonly never[] = Object.freeze([]);
+
+function pushTo(map: Map<number, number[]>, key: number, value: number): void {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
+}
+
+/**
+ * The world behind the `World` interface: users and groups as plain objects (tens of
+ * thousands), tweets in the columnar table, and the derived indices kept as ascending arrays so
+ * an accessor hands out the stored array itself (no copy) and appends keep them sorted for free.
+ */
+export class SimWorld implements World {
+  readonly seed: number;
+  readonly users: readonly SimUser[];
+  readonly tweets: ColumnarTweetTable;
+  readonly lexicon: Lexicon;
+  lists: readonly SimList[] = [];
+  communities: readonly SimCommunity[] = [];
+  spaces: readonly SimSpace[] = [];
+  readonly #users: MutableUser[];
+  readonly #byHandle = new Map<string, number>();
+  readonly #byId = new Map<string, number>();
+  readonly #listById = new Map<string, SimList>();
+  readonly #communityById = new Map<string, SimCommunity>();
+  readonly #spaceById = new Map<string, SimSpace>();
+  readonly #byAuthor: number[][];
+  readonly #mentionsOf: number[][];
+  readonly #followers: number[][];
+  readonly #follows: number[][];
+  readonly #conversations = new Map<number, number[]>();
+  readonly #quotesOf = new Map<number, number[]>();
+  readonly #retweetsOf = new Map<number, number[]>();
+
+  constructor(seed: number, users: MutableUser[], initialTweetCapacity = 1024) {
+    this.seed = seed;
+    this.#users = users;
+    this.users = users;
+    users.forEach((u, i) => {
+      if (u.index !== i) throw new InputError(`user ${u.username} has index ${u.index}, expected ${i}`);
+      const handle = u.username.toLowerCase();
+      if (this.#byHandle.has(handle)) throw new InputError(`duplicate handle ${u.username}`);
+      if (this.#byId.has(u.id)) throw new InputError(`duplicate user id ${u.id}`);
+      this.#byHandle.set(handle, i);
+      this.#byId.set(u.id, i);
+    });
+    this.#byAuthor = users.map(() => []);
+    this.#mentionsOf = users.map(() => []);
+    this.#followers = users.map(() => []);
+    this.#follows = users.map(() => []);
+    this.lexicon = new Lexicon((h) => this.#byHandle.get(h) ?? -1);
+    this.tweets = new ColumnarTweetTable(this.lexicon, initialTweetCapacity);
+  }
+
+  userByHandle(handle: string): SimUser | undefined {
+    const i = this.#byHandle.get(handle.replace(/^@/, '').toLowerCase());
+    return i === undefined ? undefined : this.#users[i];
+  }
+  userById(id: string): SimUser | undefined {
+    const i = this.#byId.get(id);
+    return i === undefined ? undefined : this.#users[i];
+  }
+  listById(id: string): SimList | undefined {
+    return this.#listById.get(id);
+  }
+  communityById(id: string): SimCommunity | undefined {
+    return this.#communityById.get(id);
+  }
+  spaceById(id: string): SimSpace | undefined {
+    return this.#spaceById.get(id);
+  }
+  tweetsByAuthor(userIndex: number): readonly number[] {
+    return this.#byAuthor[userIndex] ?? EMPTY;
+  }
+  conversationReplies(rootIndex: number): readonly number[] {
+    return this.#conversations.get(rootIndex) ?? EMPTY;
+  }
+  quotesOf(tweetIndex: number): readonly number[] {
+    return this.#quotesOf.get(tweetIndex) ?? EMPTY;
+  }
+  retweetsOf(tweetIndex: number): readonly number[] {
+    return this.#retweetsOf.get(tweetIndex) ?? EMPTY;
+  }
+  mentionsOf(userIndex: number): readonly number[] {
+    return this.#mentionsOf[userIndex] ?? EMPTY;
+  }
+  followersOf(userIndex: number): readonly number[] {
+    return this.#followers[userIndex] ?? EMPTY;
+  }
+  followsOf(userIndex: number): readonly number[] {
+    return this.#follows[userIndex] ?? EMPTY;
+  }
+
+  /** Token ids of a text (split on single spaces, so the text round-trips exactly). */
+  tokenize(text: string): number[] {
+    return text.split(' ').map((t) => this.lexicon.token(t));
+  }
+
+  /**
+   * Appends a tweet and updates every index. With `bumpTargets`, the replied-to, quoted and
+   * retweeted tweets' counters grow by one, as on the platform.
+   */
+  appendTweet(row: TweetRow, bumpTargets: boolean): number {
+    const author = this.#users[row.author];
+    if (author === undefined) throw new InputError(`tweet author ${row.author} is not a user`);
+    const t = this.tweets;
+    const i = t.append(row);
+    this.#byAuthor[row.author]?.push(i);
+    author.tweetsCount += 1;
+    if (row.media.length > 0) author.mediaCount += 1;
+    for (const u of t.mentions(i)) this.#mentionsOf[u]?.push(i);
+    if (row.inReplyTo >= 0) {
+      pushTo(this.#conversations, t.conversation(i), i);
+      if (bumpTargets) t.bump(row.inReplyTo, 'replies');
+    }
+    if (row.quoted >= 0) {
+      pushTo(this.#quotesOf, row.quoted, i);
+      if (bumpTargets) t.bump(row.quoted, 'quotes');
+    }
+    if (row.retweeted >= 0) {
+      pushTo(this.#retweetsOf, row.retweeted, i);
+      if (bumpTargets) t.bump(row.retweeted, 'retweets');
+    }
+    return i;
+  }
+
+  setGroups(lists: SimList[], communities: SimCommunity[], spaces: SimSpace[]): void {
+    this.lists = lists;
+    this.communities = communities;
+    this.spaces = spaces;
+    for (const l of lists) this.#listById.set(l.id, l);
+    for (const c of communities) this.#communityById.set(c.id, c);
+    for (const s of spaces) this.#spaceById.set(s.id, s);
+  }
+
+  /** Replaces the follow graph; duplicates and self-follows are dropped, lists kept ascending. */
+  setFollows(edges: Iterable<readonly [follower: number, followed: number]>): void {
+    const n = this.#users.length;
+    for (const list of [...this.#followers, ...this.#follows]) list.length = 0;
+    for (const [a, b] of edges) {
+      if (a === b || a < 0 || b < 0 || a >= n || b >= n) continue;
+      this.#follows[a]?.push(b);
+      this.#followers[b]?.push(a);
+    }
+    const tidy = (list: number[]): void => {
+      list.sort((x, y) => x - y);
+      let w = 0;
+      for (let r = 0; r < list.length; r++) if (r === 0 || list[r] !== list[r - 1]) list[w++] = list[r] ?? 0;
+      list.length = w;
+    };
+    this.#follows.forEach(tidy);
+    this.#followers.forEach(tidy);
+    this.#users.forEach((u, i) => {
+      u.followersCount = this.#followers[i]?.length ?? 0;
+      u.followingsCount = this.#follows[i]?.length ?? 0;
+    });
+  }
+
+  addTweets(specs: readonly NewTweetSpec[]): number[] {
+    return specs.map((spec) => this.appendTweet(this.#rowOf(spec), true));
+  }
+
+  #rowOf(spec: NewTweetSpec): TweetRow {
+    const author = this.userByHandle(spec.authorHandle);
+    if (author === undefined) throw new InputError(`unknown author handle ${spec.authorHandle}`);
+    const newest = this.tweets.newestMs;
+    const wanted = spec.createdAtMs ?? Date.now();
+    const tokens = this.tokenize(spec.text);
+    return {
+      ms: Number.isFinite(newest) && wanted <= newest ? newest + 1 : wanted,
+      author: author.index,
+      tokens,
+      tokenCount: tokens.length,
+      lang: spec.lang ?? 'en',
+      inReplyTo: this.#tweetRef(spec.inReplyToId),
+      quoted: this.#tweetRef(spec.quotedId),
+      retweeted: -1,
+      likes: spec.likes ?? 0,
+      retweets: spec.retweets ?? 0,
+      replies: spec.replies ?? 0,
+      quotes: 0,
+      bookmarks: 0,
+      views: 0,
+      urls: [],
+      media: [],
+      source: 'Twitter Web App',
+      flags: TweetFlag.SAFE,
+    };
+  }
+
+  #tweetRef(id: string | undefined): number {
+    if (id === undefined) return -1;
+    const i = /^\d{1,20}$/.test(id) ? this.tweets.indexOfId(BigInt(id)) : -1;
+    if (i < 0) throw new InputError(`unknown tweet id ${id}`);
+    return i;
+  }
+}
