@@ -138,7 +138,8 @@ describe('ProgressReporter', () => {
     await reporter.stop();
     expect(vi.getTimerCount()).toBe(0);
     const last = writes.at(-1) ?? '';
-    expect(last).toMatch(/^\r\x1b\[2Kjob 42 search running 6s \| 6 pages .*\n$/);
+    expect(last.startsWith('\r\x1b[2Kjob 42 search running 6s | 6 pages ')).toBe(true);
+    expect(last.endsWith('\n')).toBe(true);
     const count = writes.length;
     await vi.advanceTimersByTimeAsync(5000);
     expect(writes).toHaveLength(count);
