@@ -1,0 +1,31 @@
+/**
+ * What the limiter throws when waiting cannot help. Both steer the job, not the request: a job
+ * that meets either pauses instead of retrying (the client must not retry them either).
+ */
+import { AppError, ErrorCode } from '../../errors.ts';
+
+/** No configured key can grant (all parked, disabled or at their quota floor for this priority). */
+export class QuotaExhaustedError extends AppError {
+  /** Earliest moment a key may grant again (an unpark or quota renewal), or null when unknown. */
+  readonly retryAt: Date | null;
+
+  constructor(retryAt: Date | null) {
+    super(
+      ErrorCode.API_QUOTA_EXHAUSTED,
+      retryAt
+        ? `no API key can grant a request before ${retryAt.toISOString()}`
+        : 'no API key can grant a request (quota spent or keys disabled)',
+    );
+    this.retryAt = retryAt;
+  }
+}
+
+/** The job has taken every grant of its --max-requests budget. */
+export class BudgetExhaustedError extends AppError {
+  readonly jobId: string;
+
+  constructor(jobId: string) {
+    super(ErrorCode.BUDGET_EXHAUSTED, `job ${jobId} has spent its request budget`);
+    this.jobId = jobId;
+  }
+}

@@ -1,0 +1,154 @@
+/**
+ * Registers the limiter's Lua on an ioredis connection (defineCommand: EVALSHA with a fallback to
+ * EVAL) and turns the raw replies into typed values. Only this file knows the scripts' argument order.
+ */
+import type { Redis } from 'ioredis';
+import { ACQUIRE_LUA, ADMIN_LUA, REPORT_LUA, SYNC_QUOTA_LUA } from './lua.ts';
+
+type ScriptFn = (numKeys: number, ...args: string[]) => Promise<unknown>;
+
+const NAMES = {
+  acquire: 'harvestLimiterAcquire',
+  report: 'harvestLimiterReport',
+  syncQuota: 'harvestLimiterSyncQuota',
+  admin: 'harvestLimiterAdmin',
+} as const;
+
+const SOURCES: Record<keyof typeof NAMES, string> = {
+  acquire: ACQUIRE_LUA,
+  report: REPORT_LUA,
+  syncQuota: SYNC_QUOTA_LUA,
+  admin: ADMIN_LUA,
+};
+
+export type AcquireMode = 'watch' | 'backfill' | 'sync';
+
+export interface KeyRedisNames {
+  readonly fingerprint: string;
+  readonly state: string;
+  readonly quota: string;
+}
+
+export interface AcquireCall {
+  mode: AcquireMode;
+  waiter: string;
+  watchWaiting: string;
+  /** Budget key of the job, or null for none. */
+  budget: string | null;
+  keys: readonly KeyRedisNames[];
+  intervalMs: number;
+  lookaheadMs: number;
+  reserve: number;
+  waiterTtlMs: number;
+  recheckMs: number;
+}
+
+export type AcquireReply =
+  | { kind: 'ok'; fingerprint: string; delayMs: number; grantedBefore: number; quotaUnknown: boolean; slotAt: number }
+  | { kind: 'wait'; waitMs: number }
+  | { kind: 'exhausted'; retryAt: Date | null }
+  | { kind: 'budget' };
+
+export interface LimiterScripts {
+  acquire(call: AcquireCall): Promise<AcquireReply>;
+  /** Returns the time the key cools or parks until, when the status did that. */
+  report(key: KeyRedisNames, status: number, headroomMs: number, recheckMs: number): Promise<Date | null>;
+  /** Returns the remaining quota stored. */
+  syncQuota(key: KeyRedisNames, remaining: number, grantedBefore: number, validUntil: Date | null, recheckMs: number): Promise<number>;
+  unpark(key: KeyRedisNames): Promise<void>;
+  setQuota(key: KeyRedisNames, remaining: number | null): Promise<void>;
+}
+
+function commandOf(redis: Redis, name: string): ScriptFn {
+  const fn = (redis as unknown as Record<string, ScriptFn | undefined>)[name];
+  if (typeof fn !== 'function') throw new Error(`limiter script ${name} is not registered`);
+  return fn.bind(redis);
+}
+
+function num(value: unknown): number {
+  const n = Number(value);
+  if (!Number.isFinite(n)) throw new Error(`limiter script answered a non-number: ${String(value)}`);
+  return n;
+}
+
+function parseAcquire(raw: unknown): AcquireReply {
+  const reply = Array.isArray(raw) ? (raw as unknown[]) : [];
+  switch (reply[0]) {
+    case 'ok':
+      return {
+        kind: 'ok',
+        fingerprint: String(reply[1]),
+        delayMs: num(reply[2]),
+        grantedBefore: num(reply[3]),
+        quotaUnknown: num(reply[4]) === 1,
+        slotAt: num(reply[5]),
+      };
+    case 'wait':
+      return { kind: 'wait', waitMs: num(reply[1]) };
+    case 'exhausted':
+      return { kind: 'exhausted', retryAt: reply[1] ? new Date(Math.ceil(num(reply[1]))) : null };
+    case 'budget':
+      return { kind: 'budget' };
+    default:
+      throw new Error(`limiter script answered an unknown reply: ${JSON.stringify(raw)}`);
+  }
+}
+
+/** Defines the scripts on `redis` (once per connection) and returns typed callers. */
+export function defineLimiterScripts(redis: Redis): LimiterScripts {
+  for (const [id, name] of Object.entries(NAMES) as [keyof typeof NAMES, string][]) {
+    if (typeof (redis as unknown as Record<string, unknown>)[name] !== 'function') {
+      redis.defineCommand(name, { lua: SOURCES[id] });
+    }
+  }
+  const acquire = commandOf(redis, NAMES.acquire);
+  const report = commandOf(redis, NAMES.report);
+  const syncQuota = commandOf(redis, NAMES.syncQuota);
+  const admin = commandOf(redis, NAMES.admin);
+
+  return {
+    async acquire(call) {
+      const keyNames = call.keys.flatMap((k) => [k.state, k.quota]);
+      const raw = await acquire(
+        2 + keyNames.length,
+        call.watchWaiting,
+        // An unused name keeps KEYS positions fixed when the acquire spends no budget.
+        call.budget ?? `${call.watchWaiting}:no-budget`,
+        ...keyNames,
+        call.mode,
+        call.waiter,
+        String(call.intervalMs),
+        String(call.lookaheadMs),
+        String(call.reserve),
+        call.budget ? '1' : '0',
+        String(call.waiterTtlMs),
+        String(call.recheckMs),
+        ...call.keys.map((k) => k.fingerprint),
+      );
+      return parseAcquire(raw);
+    },
+    async report(key, status, headroomMs, recheckMs) {
+      const raw = await report(2, key.state, key.quota, String(status), String(headroomMs), String(recheckMs));
+      const at = Array.isArray(raw) ? (raw as unknown[])[1] : '';
+      return at ? new Date(Math.ceil(num(at))) : null;
+    },
+    async syncQuota(key, remaining, grantedBefore, validUntil, recheckMs) {
+      const raw = await syncQuota(
+        2,
+        key.state,
+        key.quota,
+        String(Math.floor(remaining)),
+        String(grantedBefore),
+        validUntil ? String(validUntil.getTime()) : '',
+        String(recheckMs),
+      );
+      return num(raw);
+    },
+    async unpark(key) {
+      await admin(2, key.state, key.quota, 'unpark', '');
+    },
+    async setQuota(key, remaining) {
+      await admin(2, key.state, key.quota, 'set', remaining === null ? '' : String(Math.max(0, Math.floor(remaining))));
+    },
+  };
+}
