@@ -1,0 +1,162 @@
+/**
+ * One error class per way a call to the service can fail, named by what the caller does about it
+ * (STYLE: bullmq's error-steers-the-job). Data lives in readonly fields; messages are for people.
+ *
+ * No field or message ever holds the API key: keys are named by fingerprint, and a service message
+ * that echoes the key back is scrubbed before it is stored (see `scrubKey`).
+ */
+import { AppError, ErrorCode, type ErrorCodeValue } from '../errors.ts';
+
+export interface ApiErrorContext {
+  /** Method and route, no query: `POST /v3/search-tweets`, `GET /v2/info/{user_handle}`. */
+  endpoint: string;
+  keyFingerprint: string;
+  /** HTTP status; 0 when no response arrived. */
+  status: number;
+  serviceMessage?: string | null;
+  cause?: unknown;
+}
+
+export abstract class ApiError extends AppError {
+  readonly status: number;
+  readonly endpoint: string;
+  readonly keyFingerprint: string;
+  /** The `message` of the service's JSON error body, when it sent one. */
+  readonly serviceMessage: string | null;
+
+  protected constructor(code: ErrorCodeValue, message: string, context: ApiErrorContext) {
+    super(code, message, context.cause === undefined ? undefined : { cause: context.cause });
+    this.status = context.status;
+    this.endpoint = context.endpoint;
+    this.keyFingerprint = context.keyFingerprint;
+    this.serviceMessage = context.serviceMessage ?? null;
+  }
+}
+
+function describe(context: ApiErrorContext, what: string): string {
+  const said = context.serviceMessage ? `: ${context.serviceMessage}` : '';
+  return `${context.endpoint} ${what} (key ${context.keyFingerprint})${said}`;
+}
+
+/** 400: the request is wrong; the same request can never succeed. */
+export class BadRequestError extends ApiError {
+  constructor(context: ApiErrorContext) {
+    super(ErrorCode.API_BAD_REQUEST, describe(context, 'rejected the request (400)'), context);
+  }
+}
+
+/** 401: the key is missing, wrong or deleted; the key should be disabled. */
+export class AuthError extends ApiError {
+  constructor(context: ApiErrorContext) {
+    super(ErrorCode.API_AUTH_FAILED, describe(context, 'refused the key (401)'), context);
+  }
+}
+
+/** 403 or 402: quota exhausted or subscription expired; the key is parked until topped up. */
+export class QuotaError extends ApiError {
+  constructor(context: ApiErrorContext) {
+    super(ErrorCode.API_QUOTA_EXHAUSTED, describe(context, `refused: quota or subscription (${context.status})`), context);
+  }
+}
+
+/** 404: protected, suspended, deleted, renamed or unknown target. */
+export class NotFoundError extends ApiError {
+  constructor(context: ApiErrorContext) {
+    super(ErrorCode.API_NOT_FOUND, describe(context, 'found nothing (404)'), context);
+  }
+}
+
+/**
+ * The v3 counterparts of the v2 endpoints (service-notes "Addresses and versions"). new-following-7d
+ * and check-quoted have no exact v3 twin; the nearest v3 route is named so the message still helps.
+ */
+const V3_COUNTERPART: Record<string, string> = {
+  'POST /v2/comments': 'POST /v3/comments',
+  'GET /v2/list-tweets': 'GET /v3/list-tweets',
+  'POST /v2/user-tweets': 'POST /v3/user-tweets',
+  'GET /v2/check-comment': 'GET /v3/check-comment',
+  'POST /v2/tweet-info': 'POST /v3/tweet-info',
+  'POST /v2/tweet-info-bulk': 'POST /v3/tweet-info-bulk',
+  'GET /v2/info/{user_handle}': 'GET /v3/info',
+  'GET /v2/follows': 'GET /v3/follows',
+  'GET /v2/new-following-7d': 'GET /v3/followers',
+  'POST /v2/check-quoted': 'POST /v3/check-quoted',
+};
+
+export function v3CounterpartOf(endpoint: string): string | null {
+  return V3_COUNTERPART[endpoint] ?? null;
+}
+
+/** 410: a retired (v2) endpoint; permanent, switch to the v3 counterpart. */
+export class GoneError extends ApiError {
+  /** The v3 endpoint to use instead, when one exists. */
+  readonly replacement: string | null;
+
+  constructor(context: ApiErrorContext) {
+    const replacement = v3CounterpartOf(context.endpoint);
+    const path = context.endpoint.replace(/^[A-Z]+ /, '');
+    const use = replacement ? `; use ${replacement}` : '';
+    super(ErrorCode.API_GONE, `${path} is retired (410)${use} (key ${context.keyFingerprint})`, context);
+    this.replacement = replacement;
+  }
+}
+
+/** 429: too many requests on this key in the current one-second window. */
+export class RateLimitedError extends ApiError {
+  constructor(context: ApiErrorContext) {
+    super(ErrorCode.API_RATE_LIMITED, describe(context, 'rate-limited the key (429)'), context);
+  }
+}
+
+/** 5xx, time-outs, connection resets: the same request may succeed later. */
+export class TransientError extends ApiError {
+  /** undici / socket error code for transport failures (`UND_ERR_HEADERS_TIMEOUT`, `ECONNRESET`…). */
+  readonly transportCode: string | null;
+
+  constructor(context: ApiErrorContext & { transportCode?: string | null; detail?: string }) {
+    const what = context.status === 0 ? `failed in transport (${context.detail ?? context.transportCode ?? 'no response'})` : `failed (${context.status})`;
+    super(ErrorCode.API_TRANSIENT, describe(context, what), context);
+    this.transportCode = context.transportCode ?? null;
+  }
+}
+
+/** 2xx whose body is not JSON or does not have the documented shape. */
+export class InvalidResponseError extends ApiError {
+  /** What was wrong, e.g. `empty body`, `HTML page`, `truncated JSON`, a schema issue. */
+  readonly reason: string;
+
+  constructor(context: ApiErrorContext & { reason: string }) {
+    super(ErrorCode.API_INVALID_RESPONSE, describe(context, `answered an invalid body: ${context.reason}`), context);
+    this.reason = context.reason;
+  }
+}
+
+/** A status the spec does not list (other 3xx/4xx). */
+export class UnexpectedStatusError extends ApiError {
+  constructor(context: ApiErrorContext) {
+    super(ErrorCode.API_UNEXPECTED_STATUS, describe(context, `answered an unexpected status ${context.status}`), context);
+  }
+}
+
+/** Replaces every occurrence of the key (a service may echo it) with its fingerprint. */
+export function scrubKey(text: string, key: string, fingerprint: string): string {
+  return key.length > 0 && text.includes(key) ? text.split(key).join(fingerprint) : text;
+}
+
+/** The error for a non-2xx status. */
+export function errorForStatus(context: ApiErrorContext): ApiError {
+  const s = context.status;
+  if (s === 400) return new BadRequestError(context);
+  if (s === 401) return new AuthError(context);
+  if (s === 402 || s === 403) return new QuotaError(context);
+  if (s === 404) return new NotFoundError(context);
+  if (s === 410) return new GoneError(context);
+  if (s === 429) return new RateLimitedError(context);
+  if (s >= 500 && s <= 599) return new TransientError(context);
+  return new UnexpectedStatusError(context);
+}
+
+/** Whether the retry layer may send the same request again. */
+export function isRetryable(error: unknown): error is RateLimitedError | TransientError {
+  return error instanceof RateLimitedError || error instanceof TransientError;
+}

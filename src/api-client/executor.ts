@@ -1,0 +1,119 @@
+/**
+ * Sends one logical request: gate grant → HTTP attempt → classification → parse, repeated by the
+ * retry layer. Every attempt is logged at debug and handed to `onAttempt` (request accounting),
+ * named by key fingerprint only.
+ */
+import type { Logger } from '../logger.ts';
+import type { AcquireOptions, RequestGate } from './gate.ts';
+import { ApiError, InvalidResponseError, errorForStatus, scrubKey } from './errors.ts';
+import type { HttpClient, HttpMethod, QueryParams } from './http.ts';
+import { EnvelopeError } from './page.ts';
+import { withRetry, type RetryPolicy } from './retry.ts';
+import { errorBodySchema } from './schemas/common.ts';
+
+export type CallOptions = AcquireOptions;
+
+export interface AttemptRecord {
+  /** Method and route, no query (e.g. `GET /v2/info/{user_handle}`). */
+  endpoint: string;
+  keyFingerprint: string;
+  /** HTTP status, 0 when no response arrived. */
+  status: number;
+  durationMs: number;
+  at: Date;
+  /** 1 for the first attempt of a call, 2 for its first retry… */
+  attempt: number;
+}
+
+export interface RequestSpec<T> {
+  method: HttpMethod;
+  /** The route as documented, with placeholders: `/v2/info/{user_handle}`. */
+  route: string;
+  /** The concrete path sent; defaults to `route`. */
+  path?: string;
+  query?: QueryParams;
+  body?: unknown;
+  /** Turns the parsed JSON into the result; throws EnvelopeError when the shape is wrong. */
+  read: (json: unknown) => T;
+}
+
+export interface ExecutorDeps {
+  http: HttpClient;
+  gate: RequestGate;
+  logger: Logger;
+  retry?: Partial<RetryPolicy>;
+  onAttempt?: (record: AttemptRecord) => void;
+}
+
+export type Execute = <T>(spec: RequestSpec<T>, options?: CallOptions) => Promise<T>;
+
+const MAX_SERVICE_MESSAGE = 500;
+
+/** Parses a 2xx body, naming what is wrong with it when it is not JSON. */
+function parseJsonBody(text: string): { json: unknown } | { reason: string } {
+  const trimmed = text.trim();
+  if (trimmed.length === 0) return { reason: 'empty body' };
+  if (trimmed.startsWith('<')) return { reason: 'HTML page instead of JSON' };
+  try {
+    return { json: JSON.parse(trimmed) as unknown };
+  } catch {
+    return { reason: /^[[{]/.test(trimmed) ? 'truncated or malformed JSON' : 'body is not JSON' };
+  }
+}
+
+function serviceMessageOf(text: string, key: string, fingerprint: string): string | null {
+  const parsed = parseJsonBody(text);
+  if (!('json' in parsed)) return null;
+  const body = errorBodySchema.safeParse(parsed.json);
+  if (!body.success) return null;
+  return scrubKey(body.data.message, key, fingerprint).slice(0, MAX_SERVICE_MESSAGE);
+}
+
+export function createExecutor(deps: ExecutorDeps): Execute {
+  return async function execute<T>(spec: RequestSpec<T>, options: CallOptions = {}): Promise<T> {
+    const endpoint = `${spec.method} ${spec.route}`;
+    return withRetry({ gate: deps.gate, policy: deps.retry, acquire: options }, async (grant, attempt) => {
+      const at = new Date();
+      const started = performance.now();
+      let status = 0;
+      const context = { endpoint, keyFingerprint: grant.fingerprint };
+      try {
+        const response = await deps.http.send({
+          method: spec.method,
+          path: spec.path ?? spec.route,
+          query: spec.query,
+          body: spec.body,
+          key: grant.key,
+          keyFingerprint: grant.fingerprint,
+          endpoint,
+          signal: options.signal,
+        });
+        status = response.status;
+        if (status < 200 || status > 299) {
+          throw errorForStatus({ ...context, status, serviceMessage: serviceMessageOf(response.text, grant.key, grant.fingerprint) });
+        }
+        const parsed = parseJsonBody(response.text);
+        if (!('json' in parsed)) throw new InvalidResponseError({ ...context, status, reason: parsed.reason });
+        try {
+          return { value: spec.read(parsed.json), status };
+        } catch (error) {
+          if (error instanceof EnvelopeError) throw new InvalidResponseError({ ...context, status, reason: error.reason });
+          throw error;
+        }
+      } catch (error) {
+        if (error instanceof ApiError) status = error.status;
+        throw error;
+      } finally {
+        const durationMs = Math.round(performance.now() - started);
+        const record: AttemptRecord = { endpoint, keyFingerprint: grant.fingerprint, status, durationMs, at, attempt };
+        deps.logger.debug({ endpoint, status, ms: durationMs, keyFingerprint: grant.fingerprint, attempt }, 'api attempt');
+        try {
+          deps.onAttempt?.(record);
+        } catch (error) {
+          // Accounting must not turn a successful call into a failed one.
+          deps.logger.warn({ err: error, endpoint }, 'onAttempt callback failed');
+        }
+      }
+    });
+  };
+}

@@ -1,0 +1,116 @@
+/** Every user shape → CanonicalUser. A field the shape does not carry is null, never a guess. */
+import type { CanonicalUser, UserSource } from './canonical.ts';
+import type { ReducedUser, UserV3 } from './schemas/user-v3.ts';
+import type { BasicAccount, NewFollower, UserV2Embedded } from './schemas/user-v2.ts';
+
+function emptyUser(id: string, source: UserSource, raw: unknown): CanonicalUser {
+  return {
+    id,
+    username: null,
+    displayName: null,
+    description: null,
+    location: null,
+    createdAt: null,
+    protected: null,
+    verified: null,
+    canDm: null,
+    possiblySensitive: null,
+    followersCount: null,
+    followingsCount: null,
+    tweetsCount: null,
+    favouritesCount: null,
+    mediaCount: null,
+    profileImageUrl: null,
+    profileBackgroundImageUrl: null,
+    bannerUrl: null,
+    bioUrls: [],
+    pinnedTweetIds: [],
+    source,
+    raw,
+  };
+}
+
+export function normalizeUserV3(user: UserV3, raw: unknown): CanonicalUser {
+  return {
+    ...emptyUser(user.id, 'v3', raw),
+    username: user.username,
+    displayName: user.display_name,
+    description: user.description,
+    location: user.location,
+    createdAt: user.created_at,
+    protected: user.protected,
+    verified: user.verified,
+    canDm: user.can_dm,
+    possiblySensitive: user.possibly_sensitive,
+    followersCount: user.followers_count,
+    followingsCount: user.followings_count,
+    tweetsCount: user.tweets_count,
+    favouritesCount: user.favourites_count,
+    mediaCount: user.media_count,
+    profileImageUrl: user.profile_image_url,
+    profileBackgroundImageUrl: user.profile_background_image_url,
+    bioUrls: user.bio_urls,
+    pinnedTweetIds: user.pinned_tweet_ids,
+  };
+}
+
+export function normalizeReducedUser(user: ReducedUser, raw: unknown): CanonicalUser {
+  return {
+    ...emptyUser(user.id, 'v3-reduced', raw),
+    username: user.username,
+    displayName: user.display_name,
+    protected: user.protected,
+    verified: user.verified,
+    profileImageUrl: user.profile_image_url,
+  };
+}
+
+export function normalizeUserV2Embedded(user: UserV2Embedded, raw: unknown): CanonicalUser {
+  return {
+    ...emptyUser(user.id_str, 'v2-embedded', raw),
+    username: user.screen_name,
+    displayName: user.name,
+    description: user.description,
+    createdAt: user.created_at,
+    canDm: user.can_dm,
+    followersCount: user.followers_count,
+    followingsCount: user.friends_count,
+    tweetsCount: user.statuses_count,
+    profileImageUrl: user.avatar,
+  };
+}
+
+export function normalizeBasicAccount(user: BasicAccount, raw: unknown): CanonicalUser {
+  return {
+    ...emptyUser(user.id, 'v2-basic', raw),
+    username: user.screen_name,
+    displayName: user.name,
+    description: user.description,
+    createdAt: user.register_date,
+    canDm: user.can_dm,
+    verified: user.verified,
+    followersCount: user.followers_count,
+    followingsCount: user.friends_count,
+    tweetsCount: user.tweets_count,
+    profileImageUrl: user.avatar,
+    bannerUrl: user.banner,
+  };
+}
+
+export function normalizeNewFollower(user: NewFollower, raw: unknown): CanonicalUser {
+  return {
+    ...emptyUser(user.id, 'v2-new-follower', raw),
+    username: user.screeName,
+    displayName: user.name,
+    description: user.description,
+    createdAt: user.registerDate,
+    canDm: user.canDM,
+    protected: user.protected,
+    verified: user.verified,
+    followersCount: user.followersCount,
+    followingsCount: user.friendsCount,
+    tweetsCount: user.statuses_count,
+    profileImageUrl: user.avatar,
+    bannerUrl: user.banner,
+  };
+}

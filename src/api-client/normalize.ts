@@ -1,0 +1,158 @@
+/**
+ * v3 and v2 tweets (with v2's embedded quoted/retweeted objects) → CanonicalTweet. `raw` is the
+ * item exactly as it came off the wire, unknown fields included; the parsed value is only used to
+ * read fields.
+ */
+import type { CanonicalTweet, CanonicalUser, TweetEntity } from './canonical.ts';
+import { normalizeUserV2Embedded, normalizeUserV3 } from './normalize-user.ts';
+import type { TweetV3 } from './schemas/tweet-v3.ts';
+import { tweetV3Schema } from './schemas/tweet-v3.ts';
+import type { TweetV2, TweetV2Embedded } from './schemas/tweet-v2.ts';
+import { collectUrls, extractCashtags, extractHashtags, extractMentions, isMediaEntity } from './text-entities.ts';
+
+export {
+  normalizeBasicAccount,
+  normalizeNewFollower,
+  normalizeReducedUser,
+  normalizeUserV2Embedded,
+  normalizeUserV3,
+} from './normalize-user.ts';
+
+type WireEntity = { link: string | null; preview: string | null; type: string | null };
+
+function entitiesOf(entities: readonly WireEntity[]): TweetEntity[] {
+  return entities.map((e) => ({ type: e.type, link: e.link, preview: e.preview }));
+}
+
+function field(raw: unknown, name: string): unknown {
+  return raw && typeof raw === 'object' ? (raw as Record<string, unknown>)[name] : undefined;
+}
+
+/** The text-derived parts every source shares. */
+function textParts(fullText: string, entities: TweetEntity[]) {
+  return {
+    hashtags: extractHashtags(fullText),
+    cashtags: extractCashtags(fullText),
+    mentions: extractMentions(fullText),
+    urls: collectUrls(fullText, entities),
+    media: entities.filter(isMediaEntity),
+    entities,
+  };
+}
+
+/**
+ * v3 embeds quoted/retweeted tweets in a shape the spec leaves open; when the object parses as a
+ * full v3 tweet it is normalised, otherwise only its id is kept.
+ */
+function embeddedV3(ref: { id: string } | null | undefined, raw: unknown): { id: string | null; tweet: CanonicalTweet | null } {
+  if (!ref) return { id: null, tweet: null };
+  const full = tweetV3Schema.safeParse(raw);
+  return { id: ref.id, tweet: full.success ? normalizeTweetV3(full.data, raw) : null };
+}
+
+export function normalizeTweetV3(tweet: TweetV3, raw: unknown): CanonicalTweet {
+  const entities = entitiesOf(tweet.entities);
+  const author: CanonicalUser | null = tweet.user ? normalizeUserV3(tweet.user, field(raw, 'user')) : null;
+  const quoted = embeddedV3(tweet.quoted_status, field(raw, 'quoted_status'));
+  const retweeted = embeddedV3(tweet.retweeted_status, field(raw, 'retweeted_status'));
+  return {
+    id: tweet.id,
+    authorId: author?.id ?? null,
+    author,
+    fullText: tweet.full_text,
+    createdAt: tweet.created_at,
+    lang: tweet.lang,
+    conversationId: tweet.conversation_id_str,
+    isReply: tweet.is_reply ?? tweet.in_reply_to_tweet_id !== null,
+    inReplyToTweetId: tweet.in_reply_to_tweet_id,
+    inReplyToUsername: tweet.in_reply_to_username,
+    isQuoteStatus: tweet.is_quote_status ?? quoted.id !== null,
+    isRepliesLimited: tweet.is_replies_limited,
+    quotedTweetId: quoted.id,
+    retweetedTweetId: retweeted.id,
+    quoted: quoted.tweet,
+    retweeted: retweeted.tweet,
+    likeCount: tweet.likes_count,
+    retweetCount: tweet.retweet_count,
+    replyCount: tweet.reply_count,
+    quoteCount: tweet.quote_count,
+    bookmarkCount: tweet.bookmark_count,
+    viewCount: tweet.view_count,
+    ...textParts(tweet.full_text, entities),
+    source: 'v3',
+    raw,
+  };
+}
+
+/**
+ * v2's embedded quoted/retweeted object carries only created_at, counts, text and author; without
+ * a creation time it cannot be a CanonicalTweet (createdAt is required), so only the id is kept.
+ */
+function normalizeTweetV2Embedded(tweet: TweetV2Embedded, raw: unknown): CanonicalTweet | null {
+  if (tweet.created_at === null) return null;
+  const fullText = tweet.full_text ?? '';
+  const author = tweet.user ? normalizeUserV2Embedded(tweet.user, field(raw, 'user')) : null;
+  return {
+    id: tweet.id_str,
+    authorId: author?.id ?? null,
+    author,
+    fullText,
+    createdAt: tweet.created_at,
+    lang: null,
+    conversationId: null,
+    isReply: false,
+    inReplyToTweetId: null,
+    inReplyToUsername: null,
+    isQuoteStatus: false,
+    isRepliesLimited: null,
+    quotedTweetId: null,
+    retweetedTweetId: null,
+    quoted: null,
+    retweeted: null,
+    likeCount: tweet.favorite_count,
+    retweetCount: tweet.retweet_count,
+    replyCount: null,
+    quoteCount: tweet.quote_count,
+    bookmarkCount: null,
+    viewCount: null,
+    ...textParts(fullText, []),
+    source: 'v2-embedded',
+    raw,
+  };
+}
+
+export function normalizeTweetV2(tweet: TweetV2, raw: unknown): CanonicalTweet {
+  const entities = entitiesOf(tweet.entities);
+  const author = tweet.user ? normalizeUserV2Embedded(tweet.user, field(raw, 'user')) : null;
+  const quoted = tweet.quoted_status ? normalizeTweetV2Embedded(tweet.quoted_status, field(raw, 'quoted_status')) : null;
+  const retweeted = tweet.retweeted_status
+    ? normalizeTweetV2Embedded(tweet.retweeted_status, field(raw, 'retweeted_status'))
+    : null;
+  return {
+    id: tweet.id_str,
+    authorId: author?.id ?? null,
+    author,
+    fullText: tweet.full_text,
+    createdAt: tweet.created_at,
+    lang: null,
+    conversationId: tweet.conversation_id_str,
+    isReply: tweet.in_reply_to_status_id_str !== null,
+    inReplyToTweetId: tweet.in_reply_to_status_id_str,
+    inReplyToUsername: null,
+    isQuoteStatus: tweet.is_quote_status ?? tweet.quoted_status != null,
+    isRepliesLimited: null,
+    quotedTweetId: tweet.quoted_status?.id_str ?? null,
+    retweetedTweetId: tweet.retweeted_status?.id_str ?? null,
+    quoted,
+    retweeted,
+    likeCount: tweet.favorite_count,
+    retweetCount: tweet.retweet_count,
+    replyCount: tweet.reply_count,
+    quoteCount: tweet.quote_count,
+    bookmarkCount: tweet.bookmark_count,
+    viewCount: tweet.view_count,
+    ...textParts(tweet.full_text, entities),
+    source: 'v2',
+    raw,
+  };
+}

@@ -1,0 +1,115 @@
+/**
+ * The one retry layer (STYLE: retry in one layer only). Every attempt, the first and each retry,
+ * takes its own grant from the gate and reports its outcome to it (ARCHITECTURE invariant 2).
+ *
+ * 429: the service counts a fixed one-second window with no Retry-After, so the earliest useful
+ * moment is the next wall-clock second; a 0–50 ms jitter keeps a crowd of workers from landing
+ * on the boundary together. 5xx and transport failures: the spec says retry after 1–2 s.
+ */
+import { AbortedError } from '../errors.ts';
+import type { AcquireOptions, Grant, RequestGate } from './gate.ts';
+import { ApiError, RateLimitedError, isRetryable } from './errors.ts';
+
+export interface RetryPolicy {
+  /** Attempts in all when every answer is 429 (default 6). */
+  maxAttemptsRateLimited: number;
+  /** Attempts in all when every answer is 5xx or a transport failure (default 4). */
+  maxAttemptsTransient: number;
+  /** Wait after a 5xx/transport failure: uniformly between min and max ms (default 1000–2000). */
+  transientDelayMinMs: number;
+  transientDelayMaxMs: number;
+  /** Extra random wait after the next second boundary on 429 (default 50). */
+  rateLimitJitterMs: number;
+}
+
+export const DEFAULT_RETRY_POLICY: RetryPolicy = {
+  maxAttemptsRateLimited: 6,
+  maxAttemptsTransient: 4,
+  transientDelayMinMs: 1000,
+  transientDelayMaxMs: 2000,
+  rateLimitJitterMs: 50,
+};
+
+export interface RetryDeps {
+  gate: RequestGate;
+  policy?: Partial<RetryPolicy>;
+  acquire?: AcquireOptions;
+  /** Injected for tests; default Date.now and Math.random. */
+  now?: () => number;
+  random?: () => number;
+}
+
+/** Waits `ms`, rejecting with AbortedError as soon as the signal fires. */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(new AbortedError());
+      return;
+    }
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(new AbortedError());
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/** Milliseconds until the next wall-clock second, plus jitter. */
+export function delayAfterRateLimit(now: number, jitterMs: number, random: () => number): number {
+  return 1000 - (now % 1000) + Math.floor(random() * (jitterMs + 1));
+}
+
+export function delayAfterTransient(policy: RetryPolicy, random: () => number): number {
+  const span = Math.max(0, policy.transientDelayMaxMs - policy.transientDelayMinMs);
+  return policy.transientDelayMinMs + Math.floor(random() * (span + 1));
+}
+
+function statusOf(error: unknown): number {
+  return error instanceof ApiError ? error.status : 0;
+}
+
+/**
+ * Runs `attempt` with a fresh grant until it succeeds, fails with a non-retryable error, or the
+ * policy's bound for its kind of failure is reached; then throws the last error.
+ * `attempt` resolves on 2xx and throws an ApiError otherwise; the status it reports to the gate
+ * is the response's (0 for transport failures, 200 for a 2xx with an invalid body).
+ */
+export async function withRetry<T>(
+  deps: RetryDeps,
+  attempt: (grant: Grant, attemptNumber: number) => Promise<{ value: T; status: number }>,
+): Promise<T> {
+  const policy = { ...DEFAULT_RETRY_POLICY, ...deps.policy };
+  const now = deps.now ?? Date.now;
+  const random = deps.random ?? Math.random;
+  const signal = deps.acquire?.signal;
+  let rateLimited = 0;
+  let transient = 0;
+  for (let n = 1; ; n++) {
+    if (signal?.aborted) throw new AbortedError();
+    const grant = await deps.gate.acquire(deps.acquire);
+    let outcome: { value: T; status: number };
+    try {
+      outcome = await attempt(grant, n);
+    } catch (error) {
+      // An aborted attempt may still have reached the service, so it is reported as a transport end.
+      await deps.gate.report(grant, { status: statusOf(error) });
+      if (!isRetryable(error)) throw error;
+      if (error instanceof RateLimitedError) {
+        rateLimited++;
+        if (rateLimited >= policy.maxAttemptsRateLimited) throw error;
+        await sleep(delayAfterRateLimit(now(), policy.rateLimitJitterMs, random), signal);
+      } else {
+        transient++;
+        if (transient >= policy.maxAttemptsTransient) throw error;
+        await sleep(delayAfterTransient(policy, random), signal);
+      }
+      continue;
+    }
+    await deps.gate.report(grant, { status: outcome.status });
+    return outcome.value;
+  }
+}

@@ -1,0 +1,48 @@
+/**
+ * v3 tweet (service-spec "Tweet (newer version)"). The spec does not show the shape of
+ * quoted_status / retweeted_status ("an unresolved placeholder"), so the embedded object only has
+ * to carry a valid id; normalize.ts reads it as a full tweet when it is one.
+ */
+import { z } from 'zod';
+import {
+  boolSchema,
+  countSchema,
+  entitiesSchema,
+  idSchema,
+  optionalIdSchema,
+  textSchema,
+  timestampSchema,
+} from './common.ts';
+import { userV3Schema } from './user-v3.ts';
+
+export const embeddedTweetRefSchema = z.object({ id: idSchema }).loose();
+
+export const tweetV3Schema = z
+  .object({
+    id: idSchema,
+    full_text: z
+      .string()
+      .nullish()
+      .transform((v) => v ?? ''),
+    created_at: timestampSchema,
+    lang: textSchema,
+    conversation_id_str: optionalIdSchema,
+    is_reply: boolSchema,
+    in_reply_to_tweet_id: optionalIdSchema,
+    in_reply_to_username: textSchema,
+    is_quote_status: boolSchema,
+    is_replies_limited: boolSchema,
+    likes_count: countSchema,
+    retweet_count: countSchema,
+    quote_count: countSchema,
+    reply_count: countSchema,
+    bookmark_count: countSchema,
+    view_count: countSchema,
+    entities: entitiesSchema,
+    quoted_status: embeddedTweetRefSchema.nullish(),
+    retweeted_status: embeddedTweetRefSchema.nullish(),
+    user: userV3Schema.nullish(),
+  })
+  .loose();
+
+export type TweetV3 = z.infer<typeof tweetV3Schema>;

@@ -1,0 +1,52 @@
+/**
+ * Hashtags, cashtags, mentions and URLs, taken from the tweet text: the service's entities carry
+ * only media and links. The rules follow the platform's: a tag starts after a non-word character,
+ * a hashtag is not all digits, a handle is 1–15 of [A-Za-z0-9_].
+ */
+import type { TweetEntity } from './canonical.ts';
+
+const HASHTAG = /(?:^|[^\p{L}\p{N}_&#])[#＃]([\p{L}\p{M}\p{N}_]{1,139})/gu;
+const CASHTAG = /(?:^|[^\p{L}\p{N}_$])\$([A-Za-z]{1,6}(?:[._][A-Za-z]{1,2})?)(?![\p{L}\p{N}_])/gu;
+const MENTION = /(?:^|[^A-Za-z0-9_@!#$%&*])@([A-Za-z0-9_]{1,15})(?![A-Za-z0-9_@])/g;
+const URL_IN_TEXT = /\bhttps?:\/\/[^\s<>"]+/gi;
+const TRAILING_PUNCTUATION = /[.,;:!?)\]}'"…]+$/u;
+
+/** Media kinds the service uses in an entity's `type`. */
+const MEDIA_TYPES = new Set(['photo', 'video', 'animated_gif', 'gif', 'image', 'media']);
+
+export function isMediaEntity(entity: TweetEntity): boolean {
+  return entity.type !== null && MEDIA_TYPES.has(entity.type.toLowerCase());
+}
+
+function unique(values: Iterable<string>): string[] {
+  return [...new Set(values)];
+}
+
+function matches(text: string, pattern: RegExp): string[] {
+  return [...text.matchAll(pattern)].map((m) => m[1] ?? '').filter((v) => v.length > 0);
+}
+
+/** Lower-cased, without #. */
+export function extractHashtags(text: string): string[] {
+  return unique(matches(text, HASHTAG).filter((tag) => !/^\d+$/.test(tag)).map((tag) => tag.toLowerCase()));
+}
+
+/** Upper-cased, without $. */
+export function extractCashtags(text: string): string[] {
+  return unique(matches(text, CASHTAG).map((tag) => tag.toUpperCase()));
+}
+
+/** Lower-cased handles, without @. */
+export function extractMentions(text: string): string[] {
+  return unique(matches(text, MENTION).map((handle) => handle.toLowerCase()));
+}
+
+export function extractUrls(text: string): string[] {
+  return unique([...text.matchAll(URL_IN_TEXT)].map((m) => m[0].replace(TRAILING_PUNCTUATION, '')));
+}
+
+/** URLs in the text plus links of non-media entities. */
+export function collectUrls(text: string, entities: readonly TweetEntity[]): string[] {
+  const fromEntities = entities.filter((e) => !isMediaEntity(e) && e.link).map((e) => e.link as string);
+  return unique([...extractUrls(text), ...fromEntities]);
+}
