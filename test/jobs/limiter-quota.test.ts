@@ -1,0 +1,175 @@
+import type { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { ErrorCode } from '../../src/errors.ts';
+import { BudgetExhaustedError, QuotaExhaustedError } from '../../src/jobs/limiter/errors.ts';
+import { createRedisGate, type RedisGateOptions } from '../../src/jobs/limiter/redis-gate.ts';
+import { apiKeys, connectRedis, deletePrefix, randomPrefix, redisNowMs } from './fixtures/limiter-redis.ts';
+
+let redis: Redis;
+let prefix: string;
+
+beforeAll(() => {
+  redis = connectRedis();
+});
+afterAll(async () => {
+  await redis.quit();
+});
+beforeEach(() => {
+  prefix = randomPrefix();
+});
+afterEach(async () => {
+  await deletePrefix(redis, prefix);
+});
+
+const [ONE] = apiKeys('quota-key');
+const [A, B] = apiKeys('key-a', 'key-b');
+
+/** A fast gate so quota tests are not slowed by the rate. */
+function gateWith(options: Partial<RedisGateOptions> = {}) {
+  return createRedisGate({ redis, prefix, keys: [ONE!], ratePerKey: 1000, watchReserve: 0, ...options });
+}
+
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  return promise.then(
+    () => {
+      throw new Error('expected a rejection');
+    },
+    (error: unknown) => error,
+  );
+}
+
+describe('RedisGate quota', () => {
+  it('decrements the quota per grant and throws QuotaExhaustedError once it is spent', async () => {
+    const gate = gateWith({ recheckMs: 60_000 });
+    await gate.setQuota(ONE!.fingerprint, 3);
+    for (let i = 0; i < 3; i++) expect((await gate.acquire({ priority: 'watch' })).key).toBe('quota-key');
+    const before = await redisNowMs(redis);
+    const error = await rejection(gate.acquire({ priority: 'watch' }));
+    expect(error).toBeInstanceOf(QuotaExhaustedError);
+    expect((error as QuotaExhaustedError).code).toBe(ErrorCode.API_QUOTA_EXHAUSTED);
+    const retryAt = (error as QuotaExhaustedError).retryAt?.getTime() ?? 0;
+    expect(retryAt).toBeGreaterThan(before + 55_000);
+    const [state] = await gate.keyStates();
+    expect(state).toMatchObject({ remaining: 0, granted: 3, reason: 'quota', disabled: false });
+  });
+
+  it('stops backfills at the watch reserve while watches still get grants', async () => {
+    const gate = gateWith({ watchReserve: 3 });
+    await gate.setQuota(ONE!.fingerprint, 5);
+    await gate.acquire({ priority: 'backfill' });
+    await gate.acquire({ priority: 'backfill' });
+    const error = await rejection(gate.acquire({ priority: 'backfill' }));
+    expect(error).toBeInstanceOf(QuotaExhaustedError);
+    expect((error as QuotaExhaustedError).retryAt).toBeNull();
+    for (let i = 0; i < 3; i++) await gate.acquire({ priority: 'watch' });
+    expect(await rejection(gate.acquire({ priority: 'watch' }))).toBeInstanceOf(QuotaExhaustedError);
+    expect((await gate.keyStates())[0]?.remaining).toBe(0);
+  });
+
+  it('gives a job exactly its budget under concurrency, then BudgetExhaustedError', async () => {
+    const gate = gateWith();
+    expect(await gate.setBudget('job-7', 7)).toBe(7);
+    let granted = 0;
+    const errors: unknown[] = [];
+    await Promise.all(
+      Array.from({ length: 10 }, async () => {
+        for (;;) {
+          try {
+            await gate.acquire({ jobId: 'job-7' });
+            granted++;
+          } catch (error) {
+            errors.push(error);
+            return;
+          }
+        }
+      }),
+    );
+    expect(granted).toBe(7);
+    expect(errors).toHaveLength(10);
+    for (const error of errors) {
+      expect(error).toBeInstanceOf(BudgetExhaustedError);
+      expect((error as BudgetExhaustedError).code).toBe(ErrorCode.BUDGET_EXHAUSTED);
+    }
+    expect(await gate.budgetRemaining('job-7')).toBe(0);
+    // A re-run of the job must not refill its budget.
+    expect(await gate.setBudget('job-7', 7)).toBe(0);
+    expect(await gate.budgetRemaining('other-job')).toBeNull();
+    await gate.acquire({ jobId: 'other-job' });
+  });
+
+  it('seeds the quota from a usage call made through the gate, minus grants issued meanwhile', async () => {
+    const gate = gateWith();
+    expect((await gate.keyStates())[0]?.remaining).toBeNull();
+    const validUntil = new Date(Date.now() + 3_600_000);
+    const results = await gate.syncQuota(async (grant) => {
+      expect(grant.key).toBe('quota-key');
+      await gate.acquire();
+      await gate.acquire();
+      return { remaining: 100, validUntil };
+    });
+    // The usage call and the two grants issued while it ran are all subtracted.
+    expect(results).toEqual([{ fingerprint: ONE!.fingerprint, remaining: 97, validUntil, error: null }]);
+    expect((await gate.keyStates())[0]).toMatchObject({ remaining: 97, granted: 3 });
+    // A 403 now parks the key until the known validUntil.
+    const grant = await gate.acquire();
+    await gate.report(grant, { status: 403 });
+    const error = await rejection(gate.acquire({ priority: 'watch' }));
+    expect((error as QuotaExhaustedError).retryAt?.getTime()).toBe(validUntil.getTime());
+  });
+});
+
+describe('RedisGate reports', () => {
+  it('cools a key after 429 until the next whole second plus headroom', async () => {
+    const gate = gateWith({ headroomMs: 25 });
+    const grant = await gate.acquire();
+    const before = await redisNowMs(redis);
+    await gate.report(grant, { status: 429 });
+    const next = await gate.acquire();
+    expect(next.slotAt).toBeGreaterThanOrEqual((Math.floor(before / 1000) + 1) * 1000 + 25);
+    expect(next.slotAt).toBeLessThan((Math.floor(before / 1000) + 2) * 1000 + 25);
+    expect((await gate.keyStates())[0]).toMatchObject({ rateLimited: 1, parkedUntil: null, disabled: false });
+  });
+
+  it('parks a key on 403 (grants move to the other key) and rechecks it later', async () => {
+    const gate = createRedisGate({ redis, prefix, keys: [A!, B!], ratePerKey: 1000, watchReserve: 0, recheckMs: 300 });
+    await gate.report({ key: A!.key, fingerprint: A!.fingerprint }, { status: 403 });
+    for (let i = 0; i < 5; i++) expect((await gate.acquire()).fingerprint).toBe(B!.fingerprint);
+    const states = await gate.keyStates();
+    expect(states[0]).toMatchObject({ fingerprint: A!.fingerprint, remaining: 0, reason: 'quota', disabled: false });
+    expect(states[0]?.parkedUntil).toBeInstanceOf(Date);
+    await gate.report({ key: B!.key, fingerprint: B!.fingerprint }, { status: 402 });
+    const error = await rejection(gate.acquire());
+    expect(error).toBeInstanceOf(QuotaExhaustedError);
+    const retryAt = (error as QuotaExhaustedError).retryAt?.getTime() ?? 0;
+    expect(retryAt).toBe(states[0]?.parkedUntil?.getTime());
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, retryAt - Date.now()) + 50));
+    // The park ended in a recheck: the key grants again with its quota unknown.
+    expect((await gate.acquire()).fingerprint).toBe(A!.fingerprint);
+    expect((await gate.keyStates())[0]).toMatchObject({ remaining: null, parkedUntil: null });
+  });
+
+  it('disables a key on 401 until an operator unparks it', async () => {
+    const gate = gateWith();
+    await gate.report(await gate.acquire(), { status: 401 });
+    expect((await gate.keyStates())[0]).toMatchObject({ disabled: true, reason: 'auth', parkedUntil: null });
+    const error = await rejection(gate.acquire({ priority: 'watch' }));
+    expect(error).toBeInstanceOf(QuotaExhaustedError);
+    expect((error as QuotaExhaustedError).retryAt).toBeNull();
+    await gate.unparkKey(ONE!.fingerprint);
+    expect((await gate.acquire()).key).toBe('quota-key');
+    expect((await gate.keyStates())[0]).toMatchObject({ disabled: false, reason: null });
+  });
+
+  it('honours an abort signal while waiting, and an aborted watch stops holding backfills back', async () => {
+    const gate = gateWith({ ratePerKey: 1 });
+    await gate.acquire();
+    const pre = new AbortController();
+    pre.abort();
+    expect((await rejection(gate.acquire({ signal: pre.signal }))) as Error).toMatchObject({ code: ErrorCode.ABORTED });
+    const started = performance.now();
+    const error = await rejection(gate.acquire({ priority: 'watch', signal: AbortSignal.timeout(100) }));
+    expect(error).toMatchObject({ code: ErrorCode.ABORTED });
+    expect(performance.now() - started).toBeLessThan(300);
+    expect(await redis.zcard(`${prefix}:watch-waiting`)).toBe(0);
+  });
+});
