@@ -1,0 +1,155 @@
+/**
+ * Commits one fetched page in ONE transaction (ARCHITECTURE invariant 1): users, tweets (embedded
+ * ones and their authors too), engagement history, edges, provenance, quarantine, the request
+ * log, the slice's new cursor and counters, and the job's roll-up. Either all of it lands or none.
+ *
+ * The slice row is the optimistic guard: the page was fetched with `expectedCursor`; if the slice
+ * no longer has that cursor (another worker committed, the slice was cancelled or split), the
+ * transaction rolls back and StaleSliceError tells the worker to drop the page.
+ */
+import type { CanonicalTweet, CanonicalUser } from '../api-client/canonical.ts';
+import { SqlState, sqlState, withTransaction, type Pool, type PoolClient } from './db.ts';
+import { upsertEdges, type EdgeBatch } from './edges.ts';
+import { StaleSliceError } from './errors.ts';
+import { collectPage, idRange } from './page-rows.ts';
+import { insertQuarantine, insertRequests, type QuarantineRecord } from './requests.ts';
+import { upsertTweets } from './upsert-tweets.ts';
+import { upsertUsers } from './upsert-users.ts';
+
+export interface PageCommit {
+  jobId: string;
+  sliceId: string;
+  /** The slice's cursor this page was fetched with (optimistic guard); null for the first page. */
+  expectedCursor: string | null;
+  nextCursor: string | null;
+  sliceDone: boolean;
+  /** Status the slice takes when not done (default 'running'). */
+  sliceStatus?: 'done' | 'running';
+  /** The page's tweets; their authors, embedded quoted/retweeted tweets and THEIR authors are stored too. */
+  tweets: CanonicalTweet[];
+  /** Standalone users (members, followers…). */
+  users: CanonicalUser[];
+  edges?: EdgeBatch[];
+  /** Provenance role of the standalone users in job_users (default 'user'); tweet authors get 'author'. */
+  userRole?: string;
+  quarantined?: QuarantineRecord[];
+  requests?: Array<{ endpoint: string; keyFingerprint: string; status: number; durationMs: number; at: Date }>;
+  /** Appended to the slice's recent_cursors (the last 50 are kept). */
+  recentCursorHash?: string;
+  /** True increments the slice's run of empty pages; false resets it. */
+  emptyPage: boolean;
+  observedAt?: Date;
+}
+
+export interface CommitResult {
+  /** Page tweets new to the job (job_tweets rows inserted). */
+  newTweets: number;
+  /** Users new to the job (distinct user ids first recorded in job_users). */
+  newUsers: number;
+  /** Distinct tweets written, embedded ones included. */
+  tweetsStored: number;
+  /** Distinct users written, authors and embedded authors included. */
+  usersStored: number;
+}
+
+const LOCK_SLICE_SQL = `SELECT 1 FROM job_slices
+  WHERE id = $1::bigint AND job_id = $2::bigint AND cursor IS NOT DISTINCT FROM $3::text AND status IN ('pending', 'running')
+  FOR UPDATE`;
+
+const ADVANCE_SQL = `
+WITH s AS (
+  UPDATE job_slices SET
+    cursor = $4::text,
+    status = $5::text,
+    pages = pages + 1,
+    items = items + $6::bigint,
+    new_items = new_items + $7::bigint,
+    requests = requests + $8::bigint,
+    empty_pages = CASE WHEN $9::boolean THEN empty_pages + 1 ELSE 0 END,
+    recent_cursors = CASE WHEN $10::text IS NULL THEN recent_cursors
+      ELSE (recent_cursors || $10::text)[greatest(1, cardinality(recent_cursors) - 48):] END,
+    newest_tweet_id = greatest(newest_tweet_id, $11::bigint),
+    oldest_tweet_id = least(oldest_tweet_id, $12::bigint),
+    updated_at = now(),
+    finished_at = CASE WHEN $5::text = 'done' THEN coalesce(finished_at, now()) ELSE finished_at END
+  WHERE id = $1::bigint AND job_id = $2::bigint AND cursor IS NOT DISTINCT FROM $3::text AND status IN ('pending', 'running')
+  RETURNING job_id
+),
+j AS (
+  UPDATE jobs SET
+    pages = pages + 1,
+    tweets = tweets + $13::bigint,
+    users = users + $14::bigint,
+    requests_spent = requests_spent + $8::bigint,
+    started_at = coalesce(started_at, now()),
+    updated_at = now()
+  WHERE id = (SELECT job_id FROM s)
+  RETURNING 1
+)
+SELECT (SELECT count(*) FROM s)::int AS slices, (SELECT count(*) FROM j)::int AS jobs`;
+
+/** Test seam: runs inside the transaction after the tweets are written (inject a failure there). */
+export interface CommitHooks {
+  afterTweets?: (client: PoolClient) => Promise<void>;
+}
+
+async function commitOnce(pool: Pool, page: PageCommit, hooks: CommitHooks): Promise<CommitResult> {
+  const observedAt = page.observedAt ?? new Date();
+  const collected = collectPage(page.tweets, page.users, page.userRole ?? 'user');
+  return withTransaction(pool, async (client) => {
+    // Lock the slice first: a stale page fails before doing any work, and two workers holding the
+    // same slice serialise here instead of racing through the upserts.
+    const locked = await client.query({ name: 'harvest_lock_slice', text: LOCK_SLICE_SQL, values: [page.sliceId, page.jobId, page.expectedCursor] });
+    if ((locked.rowCount ?? 0) === 0) throw new StaleSliceError(page.sliceId, page.expectedCursor);
+
+    const users = await upsertUsers(client, collected.users, collected.provenance, page.jobId, observedAt);
+    const tweets = await upsertTweets(client, collected.tweets, collected.pageTweetIds, page.jobId, observedAt);
+    if (hooks.afterTweets) await hooks.afterTweets(client);
+    if (page.edges?.length) await upsertEdges(client, page.edges, observedAt);
+    if (page.quarantined?.length) await insertQuarantine(client, page.jobId, page.sliceId, page.quarantined, observedAt);
+    const requests = page.requests?.length
+      ? await insertRequests(client, page.requests.map((r) => ({ ...r, jobId: page.jobId, sliceId: page.sliceId })))
+      : 0;
+
+    const { newest, oldest } = idRange(collected.pageTweetIds);
+    const status = page.sliceDone ? 'done' : (page.sliceStatus ?? 'running');
+    const advanced = await client.query<{ slices: number }>({
+      name: 'harvest_advance_slice',
+      text: ADVANCE_SQL,
+      values: [
+        page.sliceId,
+        page.jobId,
+        page.expectedCursor,
+        page.nextCursor,
+        status,
+        page.tweets.length + page.users.length,
+        tweets.newTweets + users.newUsers,
+        requests,
+        page.emptyPage,
+        page.recentCursorHash ?? null,
+        newest,
+        oldest,
+        tweets.newTweets,
+        users.newUsers,
+      ],
+    });
+    if ((advanced.rows[0]?.slices ?? 0) === 0) throw new StaleSliceError(page.sliceId, page.expectedCursor);
+    return { newTweets: tweets.newTweets, newUsers: users.newUsers, tweetsStored: tweets.stored, usersStored: users.stored };
+  });
+}
+
+const RETRYABLE = new Set<string>([SqlState.DEADLOCK_DETECTED, SqlState.SERIALIZATION_FAILURE]);
+
+/**
+ * Commits a page. A deadlock between two workers writing overlapping rows rolls the whole
+ * transaction back, so it is simply run again (at most 3 attempts).
+ */
+export async function commitPage(pool: Pool, page: PageCommit, hooks: CommitHooks = {}): Promise<CommitResult> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await commitOnce(pool, page, hooks);
+    } catch (error) {
+      if (attempt >= 3 || !RETRYABLE.has(sqlState(error) ?? '')) throw error;
+    }
+  }
+}

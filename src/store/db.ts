@@ -1,0 +1,130 @@
+/**
+ * The one place that opens Postgres connections. Everything else in src/store takes a structural
+ * `Queryable`, so a pool, a transaction client or a test double all fit.
+ */
+import pg from 'pg';
+import { DatabaseUnavailableError } from './errors.ts';
+
+export type Pool = pg.Pool;
+export type PoolClient = pg.PoolClient;
+
+export interface QueryResultLike<R> {
+  rows: R[];
+  rowCount: number | null;
+}
+
+export interface Queryable {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- matches pg's own signature
+  query<R extends Record<string, any> = Record<string, unknown>>(text: string, params?: unknown[]): Promise<QueryResultLike<R>>;
+}
+
+/** SQLSTATE codes the store classifies by (never by message text). */
+export const SqlState = {
+  UNIQUE_VIOLATION: '23505',
+  FOREIGN_KEY_VIOLATION: '23503',
+  CHECK_VIOLATION: '23514',
+  SERIALIZATION_FAILURE: '40001',
+  DEADLOCK_DETECTED: '40P01',
+  DUPLICATE_DATABASE: '42P04',
+  INVALID_CATALOG_NAME: '3D000',
+  INVALID_PASSWORD: '28P01',
+  INVALID_AUTHORIZATION: '28000',
+  CANNOT_CONNECT_NOW: '57P03',
+  TOO_MANY_CONNECTIONS: '53300',
+} as const;
+
+const CONNECTION_CODES = new Set<string>([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ETIMEDOUT',
+  'ECONNRESET',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  SqlState.INVALID_CATALOG_NAME,
+  SqlState.INVALID_PASSWORD,
+  SqlState.INVALID_AUTHORIZATION,
+  SqlState.CANNOT_CONNECT_NOW,
+  SqlState.TOO_MANY_CONNECTIONS,
+]);
+
+export function sqlState(error: unknown): string | undefined {
+  if (error && typeof error === 'object' && 'code' in error && typeof error.code === 'string') return error.code;
+  return undefined;
+}
+
+/** `host:port/database` of a connection string, without credentials, for messages. */
+export function describeTarget(databaseUrl: string): string {
+  try {
+    const url = new URL(databaseUrl);
+    const host = url.hostname || process.env.PGHOST || 'localhost';
+    return `${host}:${url.port || '5432'}${url.pathname && url.pathname !== '/' ? url.pathname : ''}`;
+  } catch {
+    return 'an unparsable DATABASE_URL';
+  }
+}
+
+/** Turns a connection-level failure into a one-line DatabaseUnavailableError; passes others through. */
+export function toConnectionError(error: unknown, databaseUrl: string): unknown {
+  const code = sqlState(error);
+  const aggregate = error instanceof AggregateError ? error.errors.map(sqlState).find((c) => c) : undefined;
+  const effective = code ?? aggregate;
+  if (effective === undefined || !CONNECTION_CODES.has(effective)) return error;
+  const reason =
+    effective === 'ECONNREFUSED'
+      ? 'connection refused (is Postgres running?)'
+      : effective === SqlState.INVALID_CATALOG_NAME
+        ? 'the database does not exist (run `harvest migrate`)'
+        : `${effective}${error instanceof Error && error.message ? ` ${error.message.split('\n')[0]}` : ''}`;
+  return new DatabaseUnavailableError(describeTarget(databaseUrl), reason, { cause: error });
+}
+
+const targets = new WeakMap<pg.Pool, string>();
+
+export function createPool(databaseUrl: string, options: { max?: number; applicationName?: string } = {}): Pool {
+  const pool = new pg.Pool({
+    connectionString: databaseUrl,
+    max: options.max ?? 10,
+    application_name: options.applicationName ?? 'harvest',
+    connectionTimeoutMillis: 10_000,
+  });
+  // An idle client losing its server must not crash the process; the next checkout reconnects.
+  pool.on('error', () => undefined);
+  targets.set(pool, databaseUrl);
+  return pool;
+}
+
+/** Checks out a client (with a clear error when Postgres is unreachable), runs fn, releases it. */
+export async function withClient<T>(pool: Pool, fn: (client: PoolClient) => Promise<T>): Promise<T> {
+  let client: PoolClient;
+  try {
+    client = await pool.connect();
+  } catch (error) {
+    throw toConnectionError(error, targets.get(pool) ?? '');
+  }
+  let broken = false;
+  try {
+    return await fn(client);
+  } catch (error) {
+    broken = sqlState(error) === undefined || CONNECTION_CODES.has(sqlState(error) ?? '');
+    throw error;
+  } finally {
+    // A client whose connection failed mid-query is destroyed rather than handed to the next caller.
+    client.release(broken ? true : undefined);
+  }
+}
+
+/** Runs fn in one transaction on one client: COMMIT when it resolves, ROLLBACK when it throws. */
+export async function withTransaction<T>(pool: Pool, fn: (client: PoolClient) => Promise<T>): Promise<T> {
+  return withClient(pool, async (client) => {
+    await client.query('BEGIN');
+    try {
+      const result = await fn(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    }
+  });
+}

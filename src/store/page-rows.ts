@@ -1,0 +1,113 @@
+/**
+ * Turns a page of canonical records into deduplicated, id-sorted column arrays for `unnest`.
+ * Pure: no SQL here. Sorting by id gives every transaction the same lock order, which keeps
+ * concurrent commits of overlapping pages from deadlocking on each other's rows.
+ */
+import type { CanonicalTweet, CanonicalUser, TweetSource, UserSource } from '../api-client/canonical.ts';
+
+const USER_RANK: Record<UserSource, number> = { v3: 3, 'v2-embedded': 2, 'v2-new-follower': 2, 'v2-basic': 1, 'v3-reduced': 1 };
+const TWEET_RANK: Record<TweetSource, number> = { v3: 3, v2: 2, 'v2-embedded': 1 };
+
+/** Later non-null fields win; raw and source follow the richer record (ties: the later). */
+function mergeRecord<T extends { raw: unknown; source: string }>(prev: T, next: T, rank: (t: T) => number): T {
+  const out = { ...prev } as Record<string, unknown>;
+  for (const [key, value] of Object.entries(next)) {
+    if (key === 'raw' || key === 'source') continue;
+    if (value !== null && value !== undefined && !(Array.isArray(value) && value.length === 0)) out[key] = value;
+  }
+  const richer = rank(next) >= rank(prev) ? next : prev;
+  out.raw = richer.raw;
+  out.source = richer.source;
+  return out as T;
+}
+
+export const mergeUser = (a: CanonicalUser, b: CanonicalUser): CanonicalUser => mergeRecord(a, b, (u) => USER_RANK[u.source] ?? 0);
+export const mergeTweet = (a: CanonicalTweet, b: CanonicalTweet): CanonicalTweet => mergeRecord(a, b, (t) => TWEET_RANK[t.source] ?? 0);
+
+export interface CollectedPage {
+  users: CanonicalUser[];
+  tweets: CanonicalTweet[];
+  /** Ids of the page's own tweets (not the embedded ones), sorted: job_tweets provenance. */
+  pageTweetIds: string[];
+  /** [userId, role] pairs, sorted: job_users provenance. */
+  provenance: Array<[string, string]>;
+}
+
+const byId = (a: { id: string }, b: { id: string }): number => compareIds(a.id, b.id);
+
+/** Numeric order of decimal id strings without converting them to numbers. */
+export function compareIds(a: string, b: string): number {
+  return a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
+}
+
+export function collectPage(tweets: readonly CanonicalTweet[], users: readonly CanonicalUser[], userRole = 'user'): CollectedPage {
+  const userMap = new Map<string, CanonicalUser>();
+  const tweetMap = new Map<string, CanonicalTweet>();
+  const addUser = (u: CanonicalUser): void => {
+    const prev = userMap.get(u.id);
+    userMap.set(u.id, prev ? mergeUser(prev, u) : u);
+  };
+  const addTweet = (t: CanonicalTweet, depth: number): void => {
+    // Embedded tweets go in first so the page's own (fuller) version of the same tweet wins.
+    if (depth < 3) {
+      if (t.quoted) addTweet(t.quoted, depth + 1);
+      if (t.retweeted) addTweet(t.retweeted, depth + 1);
+    }
+    if (t.author) addUser(t.author);
+    const normalised = t.authorId === null && t.author ? { ...t, authorId: t.author.id } : t;
+    const prev = tweetMap.get(t.id);
+    tweetMap.set(t.id, prev ? mergeTweet(prev, normalised) : normalised);
+  };
+  for (const t of tweets) addTweet(t, 0);
+  for (const u of users) addUser(u);
+
+  const provenance = new Map<string, [string, string]>();
+  for (const t of tweets) {
+    const authorId = t.authorId ?? t.author?.id;
+    if (authorId) provenance.set(`${authorId}\u0000author`, [authorId, 'author']);
+  }
+  for (const u of users) provenance.set(`${u.id}\u0000${userRole}`, [u.id, userRole]);
+
+  return {
+    users: [...userMap.values()].sort(byId),
+    tweets: [...tweetMap.values()].sort(byId),
+    pageTweetIds: [...new Set(tweets.map((t) => t.id))].sort(compareIds),
+    provenance: [...provenance.values()].sort((a, b) => compareIds(a[0], b[0]) || (a[1] < b[1] ? -1 : 1)),
+  };
+}
+
+/** Postgres rejects NUL in text and jsonb; the service has been seen to send it inside text. */
+export function cleanText(value: string | null): string | null {
+  return value !== null && value.includes('\u0000') ? value.replace(/\u0000/g, '') : value;
+}
+
+function stripNul(_key: string, value: unknown): unknown {
+  return typeof value === 'string' ? value.replace(/\u0000/g, '') : value;
+}
+
+/** JSON text for a jsonb parameter; the replacer only runs when a NUL escape is present. */
+export function jsonText(value: unknown): string {
+  const text = JSON.stringify(value ?? null);
+  return text.includes('\\u0000') ? JSON.stringify(value, stripNul) : text;
+}
+
+/** One row's array as a Postgres array literal, so jagged arrays can ride in a text[] parameter. */
+export function arrayLiteral(items: readonly string[]): string {
+  if (items.length === 0) return '{}';
+  return `{${items.map((s) => `"${(cleanText(s) ?? '').replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`).join(',')}}`;
+}
+
+export function isoOrNull(date: Date | null): string | null {
+  return date === null || Number.isNaN(date.getTime()) ? null : date.toISOString();
+}
+
+/** Highest and lowest of decimal id strings. */
+export function idRange(ids: readonly string[]): { newest: string | null; oldest: string | null } {
+  let newest: string | null = null;
+  let oldest: string | null = null;
+  for (const id of ids) {
+    if (newest === null || compareIds(id, newest) > 0) newest = id;
+    if (oldest === null || compareIds(id, oldest) < 0) oldest = id;
+  }
+  return { newest, oldest };
+}

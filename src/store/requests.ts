@@ -1,0 +1,68 @@
+/**
+ * The request log (api_requests) and the quarantine. Both are idempotent: replaying a page with
+ * the same request log or the same rejected items inserts nothing twice, so the counts derived
+ * from them (jobs.requests_spent) stay exact.
+ */
+import type { Queryable } from './db.ts';
+import { jsonText } from './page-rows.ts';
+
+export interface RequestRecord {
+  endpoint: string;
+  keyFingerprint: string;
+  /** HTTP status; 0 when no response arrived. */
+  status: number;
+  durationMs: number;
+  at: Date;
+  jobId?: string | null;
+  sliceId?: string | null;
+}
+
+export interface QuarantineRecord {
+  endpoint: string;
+  reason: string;
+  payload: unknown;
+}
+
+/** Column arrays for the unnest of api_requests. */
+export function requestColumns(rows: readonly RequestRecord[]): unknown[] {
+  return [
+    rows.map((r) => r.at.toISOString()),
+    rows.map((r) => r.endpoint),
+    rows.map((r) => r.keyFingerprint),
+    rows.map((r) => r.status),
+    rows.map((r) => Math.max(0, Math.round(r.durationMs))),
+    rows.map((r) => r.jobId ?? null),
+    rows.map((r) => r.sliceId ?? null),
+  ];
+}
+
+/** Inserts request rows; returns how many were new (a replayed row is not counted). */
+export async function insertRequests(db: Queryable, rows: readonly RequestRecord[]): Promise<number> {
+  if (rows.length === 0) return 0;
+  const { rows: out } = await db.query<{ n: number }>(
+    `WITH ins AS (
+       INSERT INTO api_requests (at, endpoint, key_fingerprint, status, duration_ms, job_id, slice_id)
+       SELECT * FROM unnest($1::timestamptz[], $2::text[], $3::text[], $4::int[], $5::int[], $6::bigint[], $7::bigint[])
+       ON CONFLICT DO NOTHING
+       RETURNING 1)
+     SELECT count(*)::int AS n FROM ins`,
+    requestColumns(rows),
+  );
+  return out[0]?.n ?? 0;
+}
+
+export async function insertQuarantine(
+  db: Queryable,
+  jobId: string | null,
+  sliceId: string | null,
+  items: readonly QuarantineRecord[],
+  at: Date,
+): Promise<void> {
+  if (items.length === 0) return;
+  await db.query(
+    `INSERT INTO quarantine (at, job_id, slice_id, endpoint, reason, payload)
+     SELECT $1, $2::bigint, $3::bigint, e, r, p::jsonb FROM unnest($4::text[], $5::text[], $6::text[]) AS q(e, r, p)
+     ON CONFLICT DO NOTHING`,
+    [at.toISOString(), jobId, sliceId, items.map((i) => i.endpoint), items.map((i) => i.reason), items.map((i) => jsonText(i.payload))],
+  );
+}

@@ -1,0 +1,121 @@
+/**
+ * Upserts a page's tweets (embedded quoted/retweeted ones included), their engagement history and
+ * the job's provenance in ONE statement. Counts are COALESCEd so an embedded copy without counts
+ * never erases them; raw/source/media move only to an equal or richer wire shape (v3 > v2 >
+ * v2-embedded).
+ */
+import type { CanonicalTweet } from '../api-client/canonical.ts';
+import type { PoolClient } from './db.ts';
+import { arrayLiteral, cleanText, isoOrNull, jsonText } from './page-rows.ts';
+
+const RANK = (col: string): string => `(CASE ${col} WHEN 'v3' THEN 3 WHEN 'v2' THEN 2 ELSE 1 END)`;
+const RICHER = `${RANK('excluded.source')} >= ${RANK('t.source')}`;
+const COUNTS = ['like_count', 'retweet_count', 'reply_count', 'quote_count', 'bookmark_count', 'view_count'];
+const merged = COUNTS.map((c) => `coalesce(i.${c}, t.${c})`).join(', ');
+
+const SQL = `
+WITH input AS (
+  SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::timestamptz[], $5::text[], $6::bigint[], $7::bigint[],
+    $8::text[], $9::bigint[], $10::bigint[], $11::boolean[], $12::boolean[], $13::boolean[], $14::bigint[], $15::bigint[],
+    $16::bigint[], $17::bigint[], $18::bigint[], $19::bigint[], $20::text[], $21::text[], $22::text[], $23::text[],
+    $24::text[], $25::text[], $26::text[])
+  AS i(id, author_id, full_text, created_at, lang, conversation_id, in_reply_to_tweet_id, in_reply_to_username,
+    quoted_tweet_id, retweeted_tweet_id, is_reply, is_quote_status, is_replies_limited, like_count, retweet_count,
+    reply_count, quote_count, bookmark_count, view_count, hashtags, cashtags, mentions, urls, media, source, raw)
+),
+metrics AS (
+  INSERT INTO tweet_metrics (tweet_id, observed_at, ${COUNTS.join(', ')})
+  SELECT i.id, $27, ${merged}
+  FROM input i LEFT JOIN tweets t ON t.id = i.id
+  WHERE num_nonnulls(${COUNTS.map((c) => `i.${c}`).join(', ')}) > 0
+    AND (t.id IS NULL OR (${merged}) IS DISTINCT FROM (${COUNTS.map((c) => `t.${c}`).join(', ')}))
+  ON CONFLICT DO NOTHING
+),
+up AS (
+  INSERT INTO tweets AS t (id, author_id, full_text, created_at, lang, conversation_id, in_reply_to_tweet_id,
+    in_reply_to_username, quoted_tweet_id, retweeted_tweet_id, is_reply, is_quote_status, is_replies_limited,
+    ${COUNTS.join(', ')}, hashtags, cashtags, mentions, urls, media, source, raw, first_seen_at, last_seen_at)
+  SELECT id, author_id, full_text, created_at, lang, conversation_id, in_reply_to_tweet_id, in_reply_to_username,
+    quoted_tweet_id, retweeted_tweet_id, is_reply, is_quote_status, is_replies_limited, ${COUNTS.join(', ')},
+    hashtags::text[], cashtags::text[], mentions::text[], urls::text[], media::jsonb, source, raw::jsonb, $27, $27
+  FROM input ORDER BY id
+  ON CONFLICT (id) DO UPDATE SET
+    author_id = coalesce(excluded.author_id, t.author_id),
+    full_text = CASE WHEN ${RICHER} THEN excluded.full_text ELSE t.full_text END,
+    created_at = excluded.created_at,
+    lang = coalesce(excluded.lang, t.lang),
+    conversation_id = coalesce(excluded.conversation_id, t.conversation_id),
+    in_reply_to_tweet_id = coalesce(excluded.in_reply_to_tweet_id, t.in_reply_to_tweet_id),
+    in_reply_to_username = coalesce(excluded.in_reply_to_username, t.in_reply_to_username),
+    quoted_tweet_id = coalesce(excluded.quoted_tweet_id, t.quoted_tweet_id),
+    retweeted_tweet_id = coalesce(excluded.retweeted_tweet_id, t.retweeted_tweet_id),
+    is_reply = excluded.is_reply OR t.is_reply,
+    is_quote_status = excluded.is_quote_status OR t.is_quote_status,
+    is_replies_limited = coalesce(excluded.is_replies_limited, t.is_replies_limited),
+    ${COUNTS.map((c) => `${c} = coalesce(excluded.${c}, t.${c})`).join(',\n    ')},
+    hashtags = CASE WHEN ${RICHER} THEN excluded.hashtags ELSE t.hashtags END,
+    cashtags = CASE WHEN ${RICHER} THEN excluded.cashtags ELSE t.cashtags END,
+    mentions = CASE WHEN ${RICHER} THEN excluded.mentions ELSE t.mentions END,
+    urls = CASE WHEN ${RICHER} THEN excluded.urls ELSE t.urls END,
+    media = CASE WHEN ${RICHER} THEN excluded.media ELSE t.media END,
+    source = CASE WHEN ${RICHER} THEN excluded.source ELSE t.source END,
+    raw = CASE WHEN ${RICHER} THEN excluded.raw ELSE t.raw END,
+    first_seen_at = least(t.first_seen_at, excluded.first_seen_at),
+    last_seen_at = greatest(t.last_seen_at, excluded.last_seen_at)
+  RETURNING 1
+),
+prov AS (
+  INSERT INTO job_tweets (job_id, tweet_id, first_seen_at)
+  SELECT $28::bigint, p.tweet_id, $27 FROM unnest($29::bigint[]) AS p(tweet_id)
+  ON CONFLICT DO NOTHING
+  RETURNING 1
+)
+SELECT (SELECT count(*) FROM up)::int AS stored, (SELECT count(*) FROM prov)::int AS new_tweets`;
+
+export interface UpsertTweetsResult {
+  stored: number;
+  newTweets: number;
+}
+
+export async function upsertTweets(
+  client: PoolClient,
+  tweets: readonly CanonicalTweet[],
+  pageTweetIds: readonly string[],
+  jobId: string,
+  observedAt: Date,
+): Promise<UpsertTweetsResult> {
+  if (tweets.length === 0) return { stored: 0, newTweets: 0 };
+  const values: unknown[] = [
+    tweets.map((t) => t.id),
+    tweets.map((t) => t.authorId),
+    tweets.map((t) => cleanText(t.fullText) ?? ''),
+    tweets.map((t) => isoOrNull(t.createdAt)),
+    tweets.map((t) => cleanText(t.lang)),
+    tweets.map((t) => t.conversationId),
+    tweets.map((t) => t.inReplyToTweetId),
+    tweets.map((t) => cleanText(t.inReplyToUsername)),
+    tweets.map((t) => t.quotedTweetId ?? t.quoted?.id ?? null),
+    tweets.map((t) => t.retweetedTweetId ?? t.retweeted?.id ?? null),
+    tweets.map((t) => t.isReply),
+    tweets.map((t) => t.isQuoteStatus),
+    tweets.map((t) => t.isRepliesLimited),
+    tweets.map((t) => t.likeCount),
+    tweets.map((t) => t.retweetCount),
+    tweets.map((t) => t.replyCount),
+    tweets.map((t) => t.quoteCount),
+    tweets.map((t) => t.bookmarkCount),
+    tweets.map((t) => t.viewCount),
+    tweets.map((t) => arrayLiteral(t.hashtags)),
+    tweets.map((t) => arrayLiteral(t.cashtags)),
+    tweets.map((t) => arrayLiteral(t.mentions)),
+    tweets.map((t) => arrayLiteral(t.urls)),
+    tweets.map((t) => jsonText(t.media)),
+    tweets.map((t) => t.source),
+    tweets.map((t) => jsonText(t.raw)),
+    observedAt.toISOString(),
+    jobId,
+    pageTweetIds,
+  ];
+  const { rows } = await client.query<{ stored: number; new_tweets: number }>({ name: 'harvest_upsert_tweets', text: SQL, values });
+  return { stored: rows[0]?.stored ?? 0, newTweets: rows[0]?.new_tweets ?? 0 };
+}

@@ -1,0 +1,66 @@
+/** Hand-built canonical records for store tests (the client's parsers are not under test here). */
+import type { CanonicalTweet, CanonicalUser } from '../../src/api-client/canonical.ts';
+
+export function makeUser(id: string, overrides: Partial<CanonicalUser> = {}): CanonicalUser {
+  return {
+    id,
+    username: `user${id.slice(-6)}`,
+    displayName: `User ${id.slice(-6)}`,
+    description: 'a description',
+    location: 'Lisbon',
+    createdAt: new Date('2015-03-04T05:06:07Z'),
+    protected: false,
+    verified: false,
+    canDm: true,
+    possiblySensitive: false,
+    followersCount: 100,
+    followingsCount: 50,
+    tweetsCount: 1000,
+    favouritesCount: 10,
+    mediaCount: 5,
+    profileImageUrl: 'https://img.example/a.jpg',
+    profileBackgroundImageUrl: null,
+    bannerUrl: 'https://img.example/b.jpg',
+    bioUrls: ['https://example.org'],
+    pinnedTweetIds: [],
+    source: 'v3',
+    raw: { id_str: id, kind: 'full' },
+    ...overrides,
+  };
+}
+
+export function makeTweet(id: string, author: CanonicalUser | null, overrides: Partial<CanonicalTweet> = {}): CanonicalTweet {
+  return {
+    id,
+    authorId: author?.id ?? null,
+    author,
+    fullText: `tweet ${id} #Bitcoin $BTC @jack https://t.example/x`,
+    createdAt: new Date('2026-08-02T13:30:00Z'),
+    lang: 'en',
+    conversationId: id,
+    isReply: false,
+    inReplyToTweetId: null,
+    inReplyToUsername: null,
+    isQuoteStatus: false,
+    isRepliesLimited: false,
+    quotedTweetId: null,
+    retweetedTweetId: null,
+    quoted: null,
+    retweeted: null,
+    likeCount: 10,
+    retweetCount: 2,
+    replyCount: 1,
+    quoteCount: 0,
+    bookmarkCount: 0,
+    viewCount: 500,
+    hashtags: ['Bitcoin'],
+    cashtags: ['BTC'],
+    mentions: ['jack'],
+    urls: ['https://t.example/x'],
+    media: [],
+    entities: [],
+    source: 'v3',
+    raw: { id, text: `tweet ${id}`, made_with_ai: false },
+    ...overrides,
+  };
+}
