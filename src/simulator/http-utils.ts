@@ -1,0 +1,121 @@
+/**
+ * Small HTTP helpers: the error every route throws, JSON answers, body reading and the parsing of
+ * identifiers (handles, ids, links) shared by the v2 and v3 routes.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+/** Answered as `{message}` with its status. */
+export class SimHttpError extends Error {
+  readonly status: number;
+
+  constructor(status: number, message: string) {
+    super(message);
+    this.name = 'SimHttpError';
+    this.status = status;
+  }
+}
+
+export const badRequest = (message: string): SimHttpError => new SimHttpError(400, message);
+export const notFound = (message: string): SimHttpError => new SimHttpError(404, message);
+
+export function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+/** Request bodies are capped: nothing the service accepts comes near 1 MB. */
+const MAX_BODY_BYTES = 1 << 20;
+
+export function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) {
+        reject(new SimHttpError(413, 'request body too large'));
+        req.destroy();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+export function isLoopback(address: string | undefined): boolean {
+  if (!address) return false;
+  if (address === '::1') return true;
+  const v4 = address.startsWith('::ffff:') ? address.slice(7) : address;
+  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(v4);
+}
+
+const HANDLE_RE = /^[A-Za-z0-9_]{1,15}$/;
+const ID_RE = /^[0-9]{1,20}$/;
+const HOSTS = '(?:https?://)?(?:www\\.|mobile\\.)?(?:x|twitter)\\.com';
+const TWEET_LINK_RE = new RegExp(`^${HOSTS}/(?:[A-Za-z0-9_]{1,15}|i/web|i)/status(?:es)?/([0-9]{1,20})(?:[/?#].*)?$`);
+const PROFILE_LINK_RE = new RegExp(`^${HOSTS}/([A-Za-z0-9_]{1,15})/?(?:[?#].*)?$`);
+const LIST_LINK_RE = new RegExp(`^${HOSTS}/i/lists/([0-9]{1,20})/?(?:[/?#].*)?$`);
+const COMMUNITY_LINK_RE = new RegExp(`^${HOSTS}/i/communities/([0-9]{1,20})/?(?:[/?#].*)?$`);
+const SPACE_LINK_RE = new RegExp(`^${HOSTS}/i/spaces/([A-Za-z0-9]{1,32})/?(?:[/?#].*)?$`);
+
+export function isHandle(value: string): boolean {
+  return HANDLE_RE.test(value);
+}
+
+export function isNumericId(value: string): boolean {
+  return ID_RE.test(value);
+}
+
+/** A tweet id from a tweet URL or a bare id; 400 otherwise. */
+export function tweetIdFromLink(value: string, field: string): string {
+  const v = value.trim();
+  if (ID_RE.test(v)) return v;
+  const m = TWEET_LINK_RE.exec(v);
+  if (!m?.[1]) throw badRequest(`${field} must be a tweet URL or a numeric tweet id`);
+  return m[1];
+}
+
+/** A handle from a profile URL; 400 otherwise. */
+export function handleFromProfileLink(value: string, field: string): string {
+  const m = PROFILE_LINK_RE.exec(value.trim());
+  if (!m?.[1] || m[1] === 'i') throw badRequest(`${field} must be a profile URL such as https://x.com/handle`);
+  return m[1];
+}
+
+function idFromLinkOrId(value: string, re: RegExp, field: string, what: string): string {
+  const v = value.trim();
+  if (ID_RE.test(v)) return v;
+  const m = re.exec(v);
+  if (!m?.[1]) throw badRequest(`${field} must be a ${what} URL or a numeric ${what} id`);
+  return m[1];
+}
+
+export const listIdFromLink = (v: string, field: string): string => idFromLinkOrId(v, LIST_LINK_RE, field, 'list');
+export const communityIdFromLink = (v: string, field: string): string =>
+  idFromLinkOrId(v, COMMUNITY_LINK_RE, field, 'community');
+
+export function spaceIdFromLink(value: string, field: string): string {
+  const m = SPACE_LINK_RE.exec(value.trim());
+  if (!m?.[1]) throw badRequest(`${field} must be a space URL such as https://x.com/i/spaces/<id>`);
+  return m[1];
+}
+
+/** Which kind of object a link names (link-to-id). */
+export function classifyLink(value: string): { kind: 'tweet' | 'user' | 'list' | 'community' | 'space'; ref: string } | null {
+  const v = value.trim();
+  const tries: Array<[RegExp, 'tweet' | 'user' | 'list' | 'community' | 'space']> = [
+    [TWEET_LINK_RE, 'tweet'],
+    [LIST_LINK_RE, 'list'],
+    [COMMUNITY_LINK_RE, 'community'],
+    [SPACE_LINK_RE, 'space'],
+    [PROFILE_LINK_RE, 'user'],
+  ];
+  for (const [re, kind] of tries) {
+    const m = re.exec(v);
+    if (m?.[1] && !(kind === 'user' && m[1] === 'i')) return { kind, ref: m[1] };
+  }
+  return null;
+}

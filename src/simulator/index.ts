@@ -1,0 +1,16 @@
+/**
+ * The service simulator: a separate program that plays the social-data service over HTTP for
+ * tests, the demo and `harvest simulator`. It shares nothing with the client but the spec.
+ */
+export { startSimulator } from './server.ts';
+export { DEFAULT_FAULTS, DEFAULT_QUIRKS } from './options.ts';
+export type {
+  Faults,
+  Quirks,
+  RequestLogEntry,
+  RunningSimulator,
+  SimulatorControl,
+  SimulatorOptions,
+  SimulatorStats,
+} from './options.ts';
+export type { NewTweetSpec, World } from './model.ts';
