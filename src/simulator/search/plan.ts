@@ -17,6 +17,8 @@ import { TweetTextMemo } from './text.ts';
 export interface QueryPlan {
   readonly query: string;
   readonly node: QueryNode;
+  /** The conditions on tweets: `node` without include:nativeretweets; null matches every tweet. */
+  readonly condition: QueryNode | null;
   readonly conjuncts: readonly QueryNode[];
   /** Native retweets stay in the result (they are excluded by default). */
   readonly includeNativeRetweets: boolean;
@@ -50,8 +52,33 @@ export function planQuery(query: string, node: QueryNode): QueryPlan {
       (n.kind === 'filter' && (n.filter === 'nativeretweets' || n.filter === 'retweets'));
     if (asksForRetweets && !negated) includeNativeRetweets = true;
   });
-  const conjuncts = node.kind === 'and' ? node.children : [node];
-  return { query, node, conjuncts, includeNativeRetweets, usesNow };
+  const condition = withoutModifiers(node);
+  const conjuncts = condition === null ? [] : condition.kind === 'and' ? condition.children : [condition];
+  return { query, node, condition, conjuncts, includeNativeRetweets, usesNow };
+}
+
+/**
+ * include:nativeretweets widens the result instead of testing a tweet, so it is taken out of
+ * the tree: compiled as a condition it would turn `a OR include:nativeretweets` into "match
+ * everything" and `-include:nativeretweets` into "match nothing".
+ */
+function withoutModifiers(node: QueryNode): QueryNode | null {
+  switch (node.kind) {
+    case 'includeNativeRetweets':
+      return null;
+    case 'not': {
+      const child = withoutModifiers(node.child);
+      return child === null ? null : { kind: 'not', child };
+    }
+    case 'and':
+    case 'or': {
+      const children = node.children.map(withoutModifiers).filter((c): c is QueryNode => c !== null);
+      if (children.length === 0) return null;
+      return children.length === 1 ? (children[0] as QueryNode) : { kind: node.kind, children };
+    }
+    default:
+      return node;
+  }
 }
 
 function candidatesOf(node: QueryNode, world: World): readonly number[] | null {
@@ -101,7 +128,7 @@ export function bindPlan(plan: QueryPlan, world: World, nowMs: number): BoundQue
     }
   }
   const memo = new TweetTextMemo(t);
-  const matches = compileNode(plan.node, { world, nowMs, memo });
+  const matches: Predicate = plan.condition === null ? () => true : compileNode(plan.condition, { world, nowMs, memo });
   const users = world.users;
   const include = plan.includeNativeRetweets;
   // Author flags are read per tweet, not cached: test control may suspend or protect a user.

@@ -83,7 +83,7 @@ export function compileNode(node: QueryNode, ctx: CompileContext): Predicate {
     case 'filter':
       return filterPredicate(node.filter, world);
     case 'includeNativeRetweets':
-      // Not a condition on the tweet: it lifts the default exclusion (see plan.ts).
+      // Not a condition on the tweet: plan.ts removes it and lifts the default exclusion.
       return () => true;
     case 'minCount': {
       const min = node.min;
