@@ -78,11 +78,11 @@ export function collectPage(tweets: readonly CanonicalTweet[], users: readonly C
 
 /** Postgres rejects NUL in text and jsonb; the service has been seen to send it inside text. */
 export function cleanText(value: string | null): string | null {
-  return value !== null && value.includes('\u0000') ? value.replace(/\u0000/g, '') : value;
+  return value !== null && value.includes('\u0000') ? value.replaceAll('\u0000', '') : value;
 }
 
 function stripNul(_key: string, value: unknown): unknown {
-  return typeof value === 'string' ? value.replace(/\u0000/g, '') : value;
+  return typeof value === 'string' ? value.replaceAll('\u0000', '') : value;
 }
 
 /** JSON text for a jsonb parameter; the replacer only runs when a NUL escape is present. */

@@ -1,0 +1,112 @@
+import { cp, mkdtemp, rm, writeFile, appendFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createPool, withTransaction } from '../../src/store/db.ts';
+import { DatabaseUnavailableError, MigrationConflictError } from '../../src/store/errors.ts';
+import { MIGRATIONS_DIR, migrate, readMigrations } from '../../src/store/migrate.ts';
+import { createTestDatabase, databaseUrl, dropDatabase, freshDatabaseName } from '../helpers/database.ts';
+
+const created: string[] = [];
+const dirs: string[] = [];
+afterAll(async () => {
+  for (const name of created) await dropDatabase(name);
+  for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+});
+
+function fresh(): string {
+  const name = freshDatabaseName();
+  created.push(name);
+  return name;
+}
+
+async function ledger(url: string): Promise<string[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ name: string }>('SELECT name FROM schema_migrations ORDER BY name');
+    return rows.map((r) => r.name);
+  } finally {
+    await client.end();
+  }
+}
+
+describe('migrate', () => {
+  it('creates the missing database, applies every file, and applies nothing the second time', async () => {
+    const url = databaseUrl(fresh());
+    const files = (await readMigrations()).map((f) => f.name);
+    expect(files.length).toBeGreaterThanOrEqual(3);
+    expect(await migrate(url)).toEqual({ applied: files });
+    expect(await migrate(url)).toEqual({ applied: [] });
+    expect(await ledger(url)).toEqual(files);
+  });
+
+  it('is safe from three processes at once on a database that does not exist yet', async () => {
+    const url = databaseUrl(fresh());
+    const results = await Promise.all([migrate(url), migrate(url), migrate(url)]);
+    const files = (await readMigrations()).map((f) => f.name);
+    expect(results.map((r) => r.applied.length).sort()).toEqual([0, 0, files.length]);
+    expect(await ledger(url)).toEqual(files);
+  });
+
+  it('refuses when a landed migration file was edited, and applies a new file after it', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'harvest-migrations-'));
+    dirs.push(dir);
+    await cp(MIGRATIONS_DIR, dir, { recursive: true });
+    const url = databaseUrl(fresh());
+    await migrate(url, { dir });
+    await writeFile(join(dir, '0099_extra.sql'), '-- 0099: a later file\nCREATE TABLE extra (id int);\nCOMMENT ON TABLE extra IS $$x$$;\n');
+    expect(await migrate(url, { dir })).toEqual({ applied: ['0099_extra.sql'] });
+    await appendFile(join(dir, '0001_entities.sql'), '\n-- an edit after landing\n');
+    const refused = migrate(url, { dir });
+    await expect(refused).rejects.toBeInstanceOf(MigrationConflictError);
+    await expect(migrate(url, { dir })).rejects.toMatchObject({ code: 'DB_MIGRATION_CONFLICT', migration: '0001_entities.sql' });
+  });
+
+  it('rolls back every pending file when one fails', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'harvest-migrations-'));
+    dirs.push(dir);
+    await writeFile(join(dir, '0001_ok.sql'), '-- ok\nCREATE TABLE ok_table (id int);\n');
+    await writeFile(join(dir, '0002_bad.sql'), '-- bad\nCREATE TABLE broken (id nosuchtype);\n');
+    const url = databaseUrl(fresh());
+    await expect(migrate(url, { dir })).rejects.toMatchObject({ code: '42704' });
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    const { rows } = await client.query(`SELECT to_regclass('ok_table') AS t, to_regclass('schema_migrations') AS l`);
+    await client.end();
+    expect(rows[0]).toEqual({ t: null, l: null });
+  });
+
+  it('names host:port in a one-line error when Postgres cannot be reached', async () => {
+    const failure = migrate('postgres://root@127.0.0.1:1/harvest_unreachable');
+    await expect(failure).rejects.toBeInstanceOf(DatabaseUnavailableError);
+    await expect(failure).rejects.toThrow(/^cannot connect to Postgres at 127\.0\.0\.1:1\/harvest_unreachable: connection refused/);
+    const pool = createPool('postgres://root@127.0.0.1:1/x');
+    await expect(withTransaction(pool, async () => 1)).rejects.toMatchObject({ code: 'DB_UNAVAILABLE', target: '127.0.0.1:1/x' });
+    await pool.end();
+  });
+});
+
+describe('schema documentation', () => {
+  it('has a COMMENT ON every table, view and column', async () => {
+    const db = await createTestDatabase();
+    try {
+      const { rows } = await db.pool.query<{ missing: string }>(`
+        SELECT c.relname AS missing FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE n.nspname = 'public' AND c.relkind IN ('r', 'v', 'm') AND obj_description(c.oid, 'pg_class') IS NULL
+        UNION ALL
+        SELECT c.relname || '.' || a.attname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+        JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+        WHERE n.nspname = 'public' AND c.relkind IN ('r', 'v', 'm') AND col_description(c.oid, a.attnum) IS NULL
+        ORDER BY 1`);
+      expect(rows.map((r) => r.missing)).toEqual([]);
+      const { rows: count } = await db.pool.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public' AND c.relkind IN ('r', 'v')`,
+      );
+      expect(count[0]!.n).toBeGreaterThan(20);
+    } finally {
+      await db.drop();
+    }
+  });
+});

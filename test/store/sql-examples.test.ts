@@ -1,0 +1,62 @@
+import { readFile } from 'node:fs/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { commitPage } from '../../src/store/commit-page.ts';
+import { createJob, createSlices } from '../../src/store/jobs.ts';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
+import { makeTweet, makeUser } from './fixtures.ts';
+
+const doc = await readFile(new URL('../../docs/sql.md', import.meta.url), 'utf8');
+const examples = [...doc.matchAll(/^## (.+)\n\n```sql\n([\s\S]*?)```/gm)].map((m) => ({ title: m[1]!, sql: m[2]! }));
+
+let db: TestDatabase;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  const jobId = await createJob(db.pool, { kind: 'search', params: { query: '$BTC' } });
+  expect(jobId).toBe('1'); // the examples use job 1
+  const [sliceId] = await createSlices(db.pool, jobId, [{ kind: 'search-window', params: {} }]);
+  const alice = makeUser('1700000000000000001', { username: 'alice', followersCount: 100 });
+  const bob = makeUser('1700000000000000002', { username: 'bob' });
+  const root = makeTweet('1800000000000000001', alice, { conversationId: '1800000000000000001' });
+  const reply = makeTweet('1800000000000000002', bob, {
+    conversationId: root.id, isReply: true, inReplyToTweetId: root.id, inReplyToUsername: 'alice',
+    createdAt: new Date('2026-08-03T10:00:00Z'),
+  });
+  const quote = makeTweet('1800000000000000003', bob, { quoted: root, quotedTweetId: root.id, isQuoteStatus: true });
+  const slice = { jobId, sliceId: sliceId! };
+  await commitPage(db.pool, {
+    ...slice, expectedCursor: null, nextCursor: 'c1', sliceDone: false, emptyPage: false,
+    tweets: [root, reply, quote], users: [],
+    quarantined: [{ endpoint: '/v3/search-tweets', reason: 'id is not a decimal string', payload: { id: 12 } }],
+    requests: [
+      { endpoint: '/v3/search-tweets', keyFingerprint: 'fp-a', status: 200, durationMs: 110, at: new Date('2026-09-01T00:00:00Z') },
+      { endpoint: '/v3/search-tweets', keyFingerprint: 'fp-a', status: 500, durationMs: 900, at: new Date('2026-09-01T00:00:01Z') },
+    ],
+    observedAt: new Date('2026-09-01T00:00:02Z'),
+  });
+  await commitPage(db.pool, {
+    ...slice, expectedCursor: 'c1', nextCursor: 'c2', sliceDone: false, emptyPage: false,
+    tweets: [{ ...root, likeCount: 50, author: { ...alice, followersCount: 140 } }],
+    users: [alice, bob], userRole: 'member',
+    edges: [
+      { kind: 'list_member', ownerId: '1500000000000000001', userIds: [alice.id, bob.id] },
+      { kind: 'community_member', ownerId: '1600000000000000001', userIds: [bob.id] },
+    ],
+    observedAt: new Date('2026-09-02T00:00:00Z'),
+  });
+});
+
+afterAll(async () => {
+  await db?.drop();
+});
+
+describe('docs/sql.md examples', () => {
+  it('has at least ten examples', () => {
+    expect(examples.length).toBeGreaterThanOrEqual(10);
+  });
+
+  it.each(examples)('runs and answers rows: $title', async ({ sql }) => {
+    const { rows } = await db.pool.query(sql);
+    expect(rows.length).toBeGreaterThan(0);
+  });
+});
