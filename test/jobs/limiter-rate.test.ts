@@ -109,6 +109,15 @@ describe('RedisGate rate', () => {
     expect(all.length).toBeGreaterThanOrEqual(0.95 * 2 * 20 * 1.5);
   });
 
+  it('spaces one key\'s grants at least (1000 + headroom) / rate apart, for a rate that does not divide evenly', async () => {
+    const gate = createRedisGate({ redis, prefix, keys: apiKeys('odd-rate'), ratePerKey: 13, watchReserve: 0, headroomMs: 25 });
+    const slots = [...(await saturate((signal) => gate.acquire({ signal }), 4, 1200)).values()].flat().sort((a, b) => a - b);
+    const gaps = slots.slice(1).map((t, i) => t - (slots[i] as number));
+    expect(Math.min(...gaps)).toBeGreaterThanOrEqual(1025 / 13);
+    expect(maxInSpan(slots, 1025)).toBeLessThanOrEqual(13);
+    expect(slots.length).toBeGreaterThanOrEqual(15);
+  });
+
   it('lets a watch through within about one token interval while backfills saturate the key', async () => {
     const gate = createRedisGate({ redis, prefix, keys: apiKeys('busy'), ratePerKey: 20, watchReserve: 0 });
     const controller = new AbortController();

@@ -1,8 +1,9 @@
 /**
  * The limiter's Redis scripts. Each runs atomically on the Redis server and reads the clock with
  * `TIME`, so every worker, process and machine shares one clock and one decision; client clocks
- * never enter. Times are milliseconds since the epoch, kept as '%.3f' strings because Lua numbers
- * are truncated to integers in replies and '%.14g' (Lua's tostring) would drop sub-ms precision.
+ * never enter. Times and durations are whole MICROseconds (epoch times ~1.8e15 < 2^53, so every
+ * sum is exact in Lua's doubles; fractional milliseconds at that size are not), written with
+ * '%.0f' because Lua's tostring ('%.14g') would drop digits.
  *
  * Per key (by fingerprint only; the key itself never reaches Redis):
  *   <prefix>:key:<fp>   hash: tat (next free slot, GCRA), coolUntil (429), parkedUntil + reason
@@ -13,23 +14,24 @@
  */
 
 const PRELUDE = `
-local function fmt(x) return string.format('%.3f', x) end
+local function fmt(x) return string.format('%.0f', x) end
 local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 `;
 
 /**
  * Rate is GCRA without burst: a key's grants are at least `interval` = (1000 + headroom) / rate ms
  * apart, so no span of 1000 + headroom ms holds more than `rate` of them, wherever the service's
- * window starts. A slot may be reserved up to `lookahead` ms ahead (the caller sleeps until it):
+ * window starts (the caller rounds the interval up to a whole microsecond). A slot may be
+ * reserved up to `lookahead` ahead (the caller sleeps until it):
  * that keeps slots back to back under load instead of losing the wake-up latency on every grant,
  * and bounds how long a newly waiting watch can be kept behind backfills (interval + lookahead).
  *
  * KEYS: watch-waiting, budget, then (state hash, quota) per key.
- * ARGV: mode ('watch' | 'backfill' | 'sync'), waiter id, interval, lookahead, reserve,
- *       has budget ('1'/'0'), waiter ttl, recheck ms, then one fingerprint per key.
- * Reply: {'ok', fp, delayMs, grantedBefore, quotaUnknown, slotAt} | {'wait', ms} |
- *        {'exhausted', retryAtMs or ''} | {'budget'}
+ * ARGV: mode ('watch' | 'backfill' | 'sync'), waiter id, interval µs, lookahead µs, reserve,
+ *       has budget ('1'/'0'), waiter ttl µs, recheck µs, then one fingerprint per key.
+ * Reply: {'ok', fp, delayUs, grantedBefore, quotaUnknown, slotAtUs} | {'wait', us} |
+ *        {'exhausted', retryAtUs or ''} | {'budget'}
  */
 export const ACQUIRE_LUA = `${PRELUDE}
 local mode = ARGV[1]
@@ -137,14 +139,14 @@ return {'ok', ARGV[8 + bestIdx], fmt(bestSlot - now), grantedBefore, unknown, fm
 `;
 
 /**
- * KEYS: state hash, quota. ARGV: status, headroom ms, recheck ms.
+ * KEYS: state hash, quota. ARGV: status, headroom µs, recheck µs.
  * 429: no grant until the next whole second plus headroom (the service's window is fixed and
  * one second long). 403/402: quota 0, parked until validUntil or a recheck. 401: disabled.
  */
 export const REPORT_LUA = `${PRELUDE}
 local status = tonumber(ARGV[1])
 if status == 429 then
-  local cool = (math.floor(now / 1000) + 1) * 1000 + tonumber(ARGV[2])
+  local cool = (math.floor(now / 1000000) + 1) * 1000000 + tonumber(ARGV[2])
   local prev = tonumber(redis.call('HGET', KEYS[1], 'coolUntil') or '')
   if not prev or prev < cool then redis.call('HSET', KEYS[1], 'coolUntil', fmt(cool)) end
   redis.call('HINCRBY', KEYS[1], 'rateLimited', 1)
@@ -166,8 +168,8 @@ return {'ignored', ''}
 
 /**
  * Seeds the quota from a usage call. KEYS: state hash, quota.
- * ARGV: remaining as reported, granted counter before the usage call's own grant, validUntil ms
- * or '', recheck ms. Every grant issued since the usage call began (itself included) may or may
+ * ARGV: remaining as reported, granted counter before the usage call's own grant, validUntil µs
+ * or '', recheck µs. Every grant issued since the usage call began (itself included) may or may
  * not be counted in the answer; subtracting them all keeps the counter on the safe side.
  */
 export const SYNC_QUOTA_LUA = `${PRELUDE}

@@ -194,17 +194,17 @@ export class RedisGate implements RequestGate {
     const replies = (await pipeline.exec()) ?? [];
     for (const [error] of replies) if (error) throw error;
     const time = replies[0]?.[1] as [string, string];
-    const nowMs = Number(time[0]) * 1000 + Number(time[1]) / 1000;
+    const nowUs = Number(time[0]) * 1_000_000 + Number(time[1]);
     return this.#names.map((names, i) => {
       const [parked, disabled, reason, granted, rateLimited] = replies[1 + 2 * i]?.[1] as (string | null)[];
       const quota = replies[2 + 2 * i]?.[1] as string | null;
-      const parkedMs = parked ? Number(parked) : null;
+      const parkedUs = parked ? Number(parked) : null;
       const isDisabled = disabled === '1';
-      const isParked = parkedMs !== null && parkedMs > nowMs;
+      const isParked = parkedUs !== null && parkedUs > nowUs;
       return {
         fingerprint: names.fingerprint,
         remaining: quota === null ? null : Number(quota),
-        parkedUntil: isParked ? new Date(Math.ceil(parkedMs)) : null,
+        parkedUntil: isParked ? new Date(Math.ceil(parkedUs / 1000)) : null,
         disabled: isDisabled,
         reason: isDisabled || isParked ? (reason ?? null) : null,
         granted: Number(granted ?? 0),

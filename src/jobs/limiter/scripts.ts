@@ -71,6 +71,16 @@ function num(value: unknown): number {
   return n;
 }
 
+/** Milliseconds (ours) to whole microseconds (the scripts'), rounded up so intervals never shrink. */
+function us(ms: number): string {
+  return String(Math.ceil(ms * 1000));
+}
+
+/** A script's microsecond epoch time as a Date, rounded up to the next millisecond. */
+function dateOf(micros: unknown): Date {
+  return new Date(Math.ceil(num(micros) / 1000));
+}
+
 function parseAcquire(raw: unknown): AcquireReply {
   const reply = Array.isArray(raw) ? (raw as unknown[]) : [];
   switch (reply[0]) {
@@ -78,15 +88,15 @@ function parseAcquire(raw: unknown): AcquireReply {
       return {
         kind: 'ok',
         fingerprint: String(reply[1]),
-        delayMs: num(reply[2]),
+        delayMs: num(reply[2]) / 1000,
         grantedBefore: num(reply[3]),
         quotaUnknown: num(reply[4]) === 1,
-        slotAt: num(reply[5]),
+        slotAt: num(reply[5]) / 1000,
       };
     case 'wait':
-      return { kind: 'wait', waitMs: num(reply[1]) };
+      return { kind: 'wait', waitMs: num(reply[1]) / 1000 };
     case 'exhausted':
-      return { kind: 'exhausted', retryAt: reply[1] ? new Date(Math.ceil(num(reply[1]))) : null };
+      return { kind: 'exhausted', retryAt: reply[1] ? dateOf(reply[1]) : null };
     case 'budget':
       return { kind: 'budget' };
     default:
@@ -117,20 +127,20 @@ export function defineLimiterScripts(redis: Redis): LimiterScripts {
         ...keyNames,
         call.mode,
         call.waiter,
-        String(call.intervalMs),
-        String(call.lookaheadMs),
+        us(call.intervalMs),
+        us(call.lookaheadMs),
         String(call.reserve),
         call.budget ? '1' : '0',
-        String(call.waiterTtlMs),
-        String(call.recheckMs),
+        us(call.waiterTtlMs),
+        us(call.recheckMs),
         ...call.keys.map((k) => k.fingerprint),
       );
       return parseAcquire(raw);
     },
     async report(key, status, headroomMs, recheckMs) {
-      const raw = await report(2, key.state, key.quota, String(status), String(headroomMs), String(recheckMs));
+      const raw = await report(2, key.state, key.quota, String(status), us(headroomMs), us(recheckMs));
       const at = Array.isArray(raw) ? (raw as unknown[])[1] : '';
-      return at ? new Date(Math.ceil(num(at))) : null;
+      return at ? dateOf(at) : null;
     },
     async syncQuota(key, remaining, grantedBefore, validUntil, recheckMs) {
       const raw = await syncQuota(
@@ -139,8 +149,8 @@ export function defineLimiterScripts(redis: Redis): LimiterScripts {
         key.quota,
         String(Math.floor(remaining)),
         String(grantedBefore),
-        validUntil ? String(validUntil.getTime()) : '',
-        String(recheckMs),
+        validUntil ? us(validUntil.getTime()) : '',
+        us(recheckMs),
       );
       return num(raw);
     },
