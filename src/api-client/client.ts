@@ -13,7 +13,7 @@ import { InputError } from '../errors.ts';
 import type { Page } from './page.ts';
 import type { CommentCheck, KeyUsage, QuoteCheck, Space } from './results.ts';
 import type { RetryPolicy } from './retry.ts';
-import { createV2Client, type V2Client } from './v2.ts';
+import { checkQuoted as checkQuotedV2, createV2Client, type V2CheckParams, type V2Client } from './v2.ts';
 import * as t from './v3-tweets.ts';
 import * as u from './v3-users.ts';
 
@@ -86,8 +86,12 @@ export class ApiClient {
     return t.checkComment(this.#execute, params, options);
   }
 
-  checkQuoted(params: t.CheckParams, options?: CallOptions): Promise<QuoteCheck> {
-    return t.checkQuoted(this.#execute, params, options);
+  /**
+   * Whether a user quoted or retweeted a tweet. Only /v2 documents this check (no v3 route is
+   * known), so this is POST /v2/check-quoted; once /v2 is retired it fails with GoneError.
+   */
+  checkQuoted(params: V2CheckParams, options?: CallOptions): Promise<QuoteCheck> {
+    return checkQuotedV2(this.#execute, params, options);
   }
 
   info(user: u.UserRef, options?: CallOptions): Promise<CanonicalUser> {

@@ -80,7 +80,7 @@ const V3_COUNTERPART: Record<string, string> = {
   'GET /v2/info/{user_handle}': 'GET /v3/info',
   'GET /v2/follows': 'GET /v3/follows',
   'GET /v2/new-following-7d': 'GET /v3/followers',
-  'POST /v2/check-quoted': 'POST /v3/check-quoted',
+  'POST /v2/check-quoted': 'POST /v3/quotes',
 };
 
 export function v3CounterpartOf(endpoint: string): string | null {

@@ -20,7 +20,7 @@ import {
 } from './input.ts';
 import { readOne, readPage, type Page } from './page.ts';
 import { tweetV3Reader } from './readers.ts';
-import { readCommentCheck, readQuoteCheck, type CommentCheck, type QuoteCheck } from './results.ts';
+import { readCommentCheck, type CommentCheck } from './results.ts';
 
 const TWEETS = ['tweets'] as const;
 
@@ -157,7 +157,9 @@ export function tweetInfoBulk(execute: Execute, ids: readonly string[], options?
     {
       method: 'POST',
       route: '/v3/tweet-info-bulk',
-      body: { tweet_links: links },
+      // v3 names the field `tweets` (v2: `tweet_links`); the service notes leave it implicit and
+      // the project's simulator, our model of the service, reads `tweets`.
+      body: { tweets: links },
       read: (json) => readPage(json, TWEETS, tweetV3Reader),
     },
     options,
@@ -178,19 +180,6 @@ export function checkComment(execute: Execute, params: CheckParams, options?: Ca
       route: '/v3/check-comment',
       query: { tweet_link: p.tweetLink, user_id: p.userId, username: p.username, user_link: p.userLink },
       read: (json) => readCommentCheck(json, tweetV3Reader),
-    },
-    options,
-  );
-}
-
-export function checkQuoted(execute: Execute, params: CheckParams, options?: CallOptions): Promise<QuoteCheck> {
-  const p = validateInput(checkInput, params, 'POST /v3/check-quoted');
-  return execute(
-    {
-      method: 'POST',
-      route: '/v3/check-quoted',
-      body: defined({ tweet_link: p.tweetLink, user_id: p.userId, username: p.username, user_link: p.userLink }),
-      read: readQuoteCheck,
     },
     options,
   );

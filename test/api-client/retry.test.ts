@@ -1,0 +1,84 @@
+import { describe, expect, it } from 'vitest';
+import { RateLimitedError, TransientError, NotFoundError } from '../../src/api-client/errors.ts';
+import { delayAfterRateLimit, withRetry } from '../../src/api-client/retry.ts';
+import { AbortedError } from '../../src/errors.ts';
+import { recordingGate } from './helpers.ts';
+
+const ctx = { endpoint: 'GET /v3/info', keyFingerprint: 'k_x' };
+const fast = { transientDelayMinMs: 1, transientDelayMaxMs: 2, rateLimitJitterMs: 0 };
+
+describe('withRetry', () => {
+  it('acquires a grant before every attempt and reports each outcome', async () => {
+    const gate = recordingGate('key-a');
+    let n = 0;
+    const value = await withRetry({ gate, policy: fast, acquire: { priority: 'watch', jobId: 'j1' } }, () => {
+      n++;
+      if (n < 3) throw new TransientError({ ...ctx, status: 503 });
+      return Promise.resolve({ value: 'ok', status: 200 });
+    });
+    expect(value).toBe('ok');
+    expect(gate.acquired).toHaveLength(3);
+    expect(gate.acquired[0]).toMatchObject({ priority: 'watch', jobId: 'j1' });
+    expect(gate.reported.map((r) => r.status)).toEqual([503, 503, 200]);
+  });
+
+  it('never retries a 404 (or any non-retryable error)', async () => {
+    const gate = recordingGate('key-a');
+    await expect(
+      withRetry({ gate, policy: fast }, () => Promise.reject(new NotFoundError({ ...ctx, status: 404 }))),
+    ).rejects.toBeInstanceOf(NotFoundError);
+    expect(gate.acquired).toHaveLength(1);
+    expect(gate.reported).toEqual([{ fingerprint: expect.any(String), status: 404 }]);
+  });
+
+  it('stops after the configured number of transient attempts and throws the last error', async () => {
+    const gate = recordingGate('key-a');
+    let n = 0;
+    const error = await withRetry({ gate, policy: { ...fast, maxAttemptsTransient: 3 } }, () => {
+      n++;
+      return Promise.reject(new TransientError({ ...ctx, status: 500 + n }));
+    }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TransientError);
+    expect((error as TransientError).status).toBe(503);
+    expect(n).toBe(3);
+  });
+
+  it('waits for the next wall-clock second after a 429', async () => {
+    expect(delayAfterRateLimit(10_250, 0, () => 0)).toBe(750);
+    expect(delayAfterRateLimit(10_999, 50, () => 0.999)).toBe(1 + 50);
+    const gate = recordingGate('key-a');
+    const times: number[] = [];
+    await withRetry({ gate, policy: { maxAttemptsRateLimited: 2, rateLimitJitterMs: 0 } }, () => {
+      times.push(Date.now());
+      if (times.length === 1) return Promise.reject(new RateLimitedError({ ...ctx, status: 429 }));
+      return Promise.resolve({ value: 1, status: 200 });
+    });
+    expect(Math.floor((times[1] as number) / 1000)).toBeGreaterThan(Math.floor((times[0] as number) / 1000));
+  });
+
+  it('gives up on 429 after maxAttemptsRateLimited', async () => {
+    const gate = recordingGate('key-a');
+    let n = 0;
+    await expect(
+      withRetry({ gate, policy: { maxAttemptsRateLimited: 2, rateLimitJitterMs: 0 }, now: () => 999 }, () => {
+        n++;
+        return Promise.reject(new RateLimitedError({ ...ctx, status: 429 }));
+      }),
+    ).rejects.toBeInstanceOf(RateLimitedError);
+    expect(n).toBe(2);
+  });
+
+  it('honours an AbortSignal during the wait', async () => {
+    const gate = recordingGate('key-a');
+    const controller = new AbortController();
+    const started = Date.now();
+    const pending = withRetry(
+      { gate, policy: { transientDelayMinMs: 5000, transientDelayMaxMs: 5000 }, acquire: { signal: controller.signal } },
+      () => Promise.reject(new TransientError({ ...ctx, status: 500 })),
+    );
+    setTimeout(() => controller.abort(), 30);
+    await expect(pending).rejects.toBeInstanceOf(AbortedError);
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(gate.acquired).toHaveLength(1);
+  });
+});

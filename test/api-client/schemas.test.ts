@@ -1,0 +1,106 @@
+import { describe, expect, it } from 'vitest';
+import { cursorSchema, countSchema, idSchema } from '../../src/api-client/schemas/common.ts';
+import { tweetV3Schema } from '../../src/api-client/schemas/tweet-v3.ts';
+import { tweetV2Schema } from '../../src/api-client/schemas/tweet-v2.ts';
+import { userV3Schema } from '../../src/api-client/schemas/user-v3.ts';
+import { basicAccountSchema, newFollowerSchema } from '../../src/api-client/schemas/user-v2.ts';
+import { usageSchema } from '../../src/api-client/schemas/usage.ts';
+import { checkQuotedSchema } from '../../src/api-client/schemas/check.ts';
+import { spaceSchema } from '../../src/api-client/schemas/space.ts';
+import { BIG_TWEET_ID, tweetV2, tweetV3, userV3 } from './fixtures.ts';
+
+describe('ids', () => {
+  it('keeps 19-digit ids exactly, as strings', () => {
+    const parsed = tweetV3Schema.parse(JSON.parse(JSON.stringify(tweetV3())));
+    expect(parsed.id).toBe(BIG_TWEET_ID);
+    expect(BigInt(parsed.id)).toBe(1951234567890123457n);
+  });
+
+  it('rejects a number id, an empty id and a non-decimal id', () => {
+    expect(idSchema.safeParse(Number(BIG_TWEET_ID)).success).toBe(false);
+    expect(idSchema.safeParse(12).success).toBe(false);
+    expect(idSchema.safeParse('').success).toBe(false);
+    expect(idSchema.safeParse('12a').success).toBe(false);
+    expect(tweetV3Schema.safeParse(tweetV3({ id: Number(BIG_TWEET_ID) })).success).toBe(false);
+    expect(userV3Schema.safeParse(userV3({ id: 42 })).success).toBe(false);
+    expect(userV3Schema.safeParse(userV3({ pinned_tweet_ids: [Number(BIG_TWEET_ID)] })).success).toBe(false);
+  });
+});
+
+describe('cursors', () => {
+  it('keeps strings verbatim and treats null, absent and empty as the end', () => {
+    const long = 'DAABCgABGR' + 'x'.repeat(500) + '==';
+    expect(cursorSchema.parse(long)).toBe(long);
+    expect(cursorSchema.parse(null)).toBeNull();
+    expect(cursorSchema.parse(undefined)).toBeNull();
+    expect(cursorSchema.parse('')).toBeNull();
+  });
+
+  it('converts a safe-integer numeric cursor to its string and rejects an unsafe one', () => {
+    expect(cursorSchema.parse(1700000000123)).toBe('1700000000123');
+    expect(cursorSchema.safeParse(2 ** 53 + 2).success).toBe(false);
+    expect(cursorSchema.safeParse(1.5).success).toBe(false);
+    expect(cursorSchema.safeParse({}).success).toBe(false);
+  });
+});
+
+describe('lenient fields', () => {
+  it('accepts explicit nulls for the documented optional fields', () => {
+    const parsed = tweetV3Schema.parse(tweetV3({ in_reply_to_tweet_id: null, quoted_status: null, retweeted_status: null, entities: null }));
+    expect(parsed.in_reply_to_tweet_id).toBeNull();
+    expect(parsed.entities).toEqual([]);
+    const user = userV3Schema.parse(userV3({ bio_urls: null, pinned_tweet_ids: null }));
+    expect(user.bio_urls).toEqual([]);
+    expect(user.pinned_tweet_ids).toEqual([]);
+  });
+
+  it('accepts absent optional fields the same as null', () => {
+    const t = tweetV3();
+    delete t.quoted_status;
+    delete t.in_reply_to_username;
+    const parsed = tweetV3Schema.parse(t);
+    expect(parsed.quoted_status).toBeUndefined();
+    expect(parsed.in_reply_to_username).toBeNull();
+  });
+
+  it('reads counts from numbers and numeric strings, null stays null', () => {
+    expect(countSchema.parse(5)).toBe(5);
+    expect(countSchema.parse('1200')).toBe(1200);
+    expect(countSchema.parse(null)).toBeNull();
+    expect(countSchema.safeParse('12k').success).toBe(false);
+    expect(userV3Schema.parse(userV3()).followers_count).toBe(1200);
+  });
+
+  it('keeps unknown fields in the parsed object', () => {
+    const parsed = tweetV3Schema.parse(tweetV3()) as Record<string, unknown>;
+    expect(parsed.made_with_ai).toBe(false);
+    expect(parsed.paid_partnership).toBe(false);
+  });
+
+  it('parses created_at in both forms and rejects a garbage one', () => {
+    expect(tweetV3Schema.parse(tweetV3()).created_at.toISOString()).toBe('2026-08-02T13:30:00.000Z');
+    expect(tweetV2Schema.parse(tweetV2()).created_at.toISOString()).toBe('2026-08-02T13:30:00.000Z');
+    expect(tweetV3Schema.safeParse(tweetV3({ created_at: 'soon' })).success).toBe(false);
+  });
+});
+
+describe('other resources', () => {
+  it('reads the v2 basic account and new-follower (screeName) records', () => {
+    const basic = basicAccountSchema.parse({ id: '7', screen_name: 'a', register_date: '2020-01-01T00:00:00Z', followers_count: 1 });
+    expect(basic.register_date?.toISOString()).toBe('2020-01-01T00:00:00.000Z');
+    const nf = newFollowerSchema.parse({ id: '8', screeName: 'b', canDM: true, score: 0.5, followerDate: 'Sun Aug 02 13:30:00 +0000 2026' });
+    expect(nf.screeName).toBe('b');
+    expect(nf.score).toBe(0.5);
+    expect(nf.followerDate?.toISOString()).toBe('2026-08-02T13:30:00.000Z');
+  });
+
+  it('reads usage, check-quoted and space records', () => {
+    const usage = usageSchema.parse({ key_requests: 10, remaining_requests: 90, total_requests: 100, valid_until: '2026-12-01T00:00:00Z' });
+    expect(usage.remaining_requests).toBe(90);
+    expect(usageSchema.safeParse({ key_requests: 10 }).success).toBe(false);
+    const q = checkQuotedSchema.parse({ date: '2026-08-02 13:30:00', status: 'quoted', text: 'hi', user_protected: false });
+    expect(q.date?.toISOString()).toBe('2026-08-02T13:30:00.000Z');
+    const space = spaceSchema.parse({ id: '1YqKDqWqdPOKV', title: 't', creator: userV3(), participants: { admins: [], total: 3 } });
+    expect(space.participants?.listeners).toEqual([]);
+  });
+});
