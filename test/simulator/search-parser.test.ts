@@ -1,5 +1,6 @@
 import { describe, it, expect } from 'vitest';
 import { parseQuery, SearchQueryError, type QueryNode } from '../../src/simulator/search/index.ts';
+import { stem, wordsOf } from '../../src/simulator/search/text.ts';
 
 const word = (w: string, exact = false): QueryNode => ({ kind: 'word', word: w, exact });
 const not = (child: QueryNode): QueryNode => ({ kind: 'not', child });
@@ -120,5 +121,34 @@ describe('parseQuery: rejected queries', () => {
     }
     expect(caught).toBeInstanceOf(SearchQueryError);
     expect((caught as Error).message).toMatch(message);
+  });
+});
+
+describe('word matching', () => {
+  const groups: string[][] = [
+    ['like', 'likes', 'liked', 'liking', 'LIKE'],
+    ['run', 'runs', 'running'],
+    ['box', 'boxes'],
+    ['wish', 'wishes', 'wished'],
+    ['add', 'adds', 'added', 'adding'],
+    ['stop', 'stops', 'stopped', 'stopping'],
+    ["alice's", 'alice'],
+    ['glass', 'glasses'],
+  ];
+  it.each(groups)('%s and its forms share one stem', (...forms) => {
+    const stems = new Set(forms.map((f) => stem(f.toLowerCase())));
+    expect(stems.size).toBe(1);
+  });
+
+  it('keeps short words and words ending in us/is, and never adds characters', () => {
+    for (const w of ['is', 'us', 'bus', 'gas', 'status', 'this']) expect(stem(w)).toBe(w);
+    for (const w of ['running', 'boxes', 'agreed', 'trees', 'hopping']) expect(w.startsWith(stem(w))).toBe(true);
+    expect(stem('cats')).not.toBe(stem('cast'));
+  });
+
+  it('splits text into lower-cased words, keeping inner apostrophes and emoji', () => {
+    expect(wordsOf("Don't STOP #Bitcoin @Alice's 🚀 e-mail, https://t.co/x")).toEqual([
+      "don't", 'stop', 'bitcoin', "alice's", '🚀', 'e', 'mail', 'https', 't', 'co', 'x',
+    ]);
   });
 });
