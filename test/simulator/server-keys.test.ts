@@ -21,7 +21,8 @@ describe('keys', () => {
   it('accepts only the exact ApiKey header name and the exact key', async () => {
     sim = await startFixture();
     expect(await rawGet(sim, '/v3/info?username=alice', { ApiKey: KEY })).toBe(200);
-    for (const headers of [{ apikey: KEY }, { 'Api-Key': KEY }, { APIKEY: KEY }, { Authorization: KEY }, { Authorization: `Bearer ${KEY}` }, {}]) {
+    const variants: Array<Record<string, string>> = [{ apikey: KEY }, { 'Api-Key': KEY }, { APIKEY: KEY }, { Authorization: KEY }, { Authorization: `Bearer ${KEY}` }, {}];
+    for (const headers of variants) {
       expect(await rawGet(sim, '/v3/info?username=alice', headers), JSON.stringify(Object.keys(headers))).toBe(401);
     }
     // HTTP parsing strips whitespace around a header value (RFC 9110 OWS), so only whitespace
