@@ -1,7 +1,8 @@
 import { describe, it, expect, beforeAll } from 'vitest';
 import type { World } from '../../src/simulator/model.ts';
 import { buildWorld, type TweetInput } from '../../src/simulator/world/index.ts';
-import { engagementScore, POPULAR_CAP, searchTweets, type SearchOrder } from '../../src/simulator/search/index.ts';
+import { compileQuery, engagementScore, POPULAR_CAP, searchTweets, type SearchOrder } from '../../src/simulator/search/index.ts';
+import { bindPlan } from '../../src/simulator/search/plan.ts';
 
 const BASE = Date.UTC(2026, 0, 1);
 const MINUTE = 60_000;
@@ -111,5 +112,37 @@ describe('paging over a 50k-tweet world is exact', () => {
     const all = expected(() => true);
     expect(all.length).toBeGreaterThan(POPULAR_CAP);
     expect(walk(query, 'popular', 1000)).toEqual(popularOrder(all.slice(0, POPULAR_CAP)));
+  });
+});
+
+describe('query planning', () => {
+  const now = BASE + COUNT * MINUTE;
+
+  it('turns top-level time and id bounds into an index range', () => {
+    const t = world.tweets;
+    const from = BASE + 1_000 * MINUTE;
+    const to = BASE + 2_000 * MINUTE;
+    const bound = bindPlan(compileQuery(`alpha since_time:${from / 1000} until_time:${to / 1000}`), world, now);
+    expect([bound.lo, bound.hi]).toEqual([1_000, 2_000]);
+    const ids = bindPlan(compileQuery(`since_id:${t.idString(10)} max_id:${t.idString(20)}`), world, now);
+    expect([ids.lo, ids.hi]).toEqual([11, 21]);
+    const within = bindPlan(compileQuery('within_time:10m'), world, now);
+    expect(within.lo).toBe(COUNT - 10);
+    // A bound under OR restricts nothing as a whole.
+    const either = bindPlan(compileQuery(`alpha OR since_time:${from / 1000}`), world, now);
+    expect([either.lo, either.candidates]).toEqual([0, null]);
+  });
+
+  it('scans the smallest top-level candidate index instead of the table', () => {
+    const author = world.userByHandle('u3');
+    expect(author).toBeDefined();
+    const bound = bindPlan(compileQuery('from:u3 beta'), world, now);
+    expect(bound.candidates).toEqual(world.tweetsByAuthor(author?.index ?? -1));
+    expect(bindPlan(compileQuery('from:nobody'), world, now).candidates).toEqual([]);
+    expect(bindPlan(compileQuery('from:u3 OR from:u4'), world, now).candidates).toBeNull();
+  });
+
+  it('compiles a query string once', () => {
+    expect(compileQuery('alpha -beta')).toBe(compileQuery('alpha -beta'));
   });
 });
