@@ -77,6 +77,8 @@ const EnvSchema = z.object({
     .default('harvest'),
   HARVEST_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   HARVEST_REQUEST_TIMEOUT_MS: positiveInt(30_000),
+  /** How long a silent worker's slices stay locked before another worker takes them over. */
+  HARVEST_LOCK_DURATION_MS: z.coerce.number().int().min(1000).default(15_000),
 });
 
 export interface ApiKeyConfig {
@@ -93,7 +95,10 @@ export interface Config {
   readonly watchReserve: number;
   readonly redisPrefix: string;
   readonly logLevel: z.infer<typeof EnvSchema>['HARVEST_LOG_LEVEL'];
+  /** Whether HARVEST_LOG_LEVEL was set (the CLI quiets info logs under a progress display otherwise). */
+  readonly logLevelSet: boolean;
   readonly requestTimeoutMs: number;
+  readonly lockDurationMs: number;
 }
 
 /** Reads `.env` from the working directory (existing variables win) and validates the environment. */
@@ -118,7 +123,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, options: { dote
     watchReserve: e.HARVEST_WATCH_RESERVE,
     redisPrefix: e.HARVEST_REDIS_PREFIX,
     logLevel: e.HARVEST_LOG_LEVEL,
+    logLevelSet: env.HARVEST_LOG_LEVEL !== undefined,
     requestTimeoutMs: e.HARVEST_REQUEST_TIMEOUT_MS,
+    lockDurationMs: e.HARVEST_LOCK_DURATION_MS,
   };
 }
 

@@ -11,7 +11,10 @@ import { EnvelopeError } from './page.ts';
 import { withRetry, type RetryPolicy } from './retry.ts';
 import { errorBodySchema } from './schemas/common.ts';
 
-export type CallOptions = AcquireOptions;
+export type CallOptions = AcquireOptions & {
+  /** Use this gate instead of the client's for this call (a quota sync that must use one given key). */
+  gate?: RequestGate;
+};
 
 export interface AttemptRecord {
   /** Method and route, no query (e.g. `GET /v2/info/{user_handle}`). */
@@ -72,7 +75,7 @@ function serviceMessageOf(text: string, key: string, fingerprint: string): strin
 export function createExecutor(deps: ExecutorDeps): Execute {
   return async function execute<T>(spec: RequestSpec<T>, options: CallOptions = {}): Promise<T> {
     const endpoint = `${spec.method} ${spec.route}`;
-    return withRetry({ gate: deps.gate, policy: deps.retry, acquire: options }, async (grant, attempt) => {
+    return withRetry({ gate: options?.gate ?? deps.gate, policy: deps.retry, acquire: options }, async (grant, attempt) => {
       const at = new Date();
       const started = performance.now();
       let status = 0;

@@ -1,0 +1,184 @@
+/**
+ * The job commands: search, mentions, user, list, community, replies, hydrate. Each validates
+ * every argument BEFORE touching Postgres or Redis (bad input enqueues nothing), creates the job,
+ * prints its id on the first line, and with --wait works it to the end in this process.
+ */
+import { readFile } from 'node:fs/promises';
+import type { Command } from 'commander';
+import { InputError } from '../../errors.ts';
+import { planContext } from '../../jobs/harvester.ts';
+import type { JobKindName } from '../../jobs/registry.ts';
+import { submitJob } from '../../jobs/submit.ts';
+import { targetParallelism } from '../../jobs/time-slices.ts';
+import { cliRuntime, withServices, type CliState } from '../context.ts';
+import {
+  assertNoTimeOperators,
+  parseCommunityRef,
+  parseConcurrency,
+  parseDate,
+  parseDateRange,
+  parseEvery,
+  parseHandle,
+  parseHydrateLines,
+  parseListRef,
+  parseNonNegativeInt,
+  parseOrder,
+  parsePositiveInt,
+  parseSearchQuery,
+  parseTweetRef,
+  parseUserRef,
+} from '../inputs.ts';
+import { waitForJob } from '../wait.ts';
+
+interface CommonOptions {
+  wait?: boolean;
+  maxRequests?: string;
+  concurrency?: string;
+}
+
+interface ParsedCommon {
+  wait: boolean;
+  maxRequests: number | undefined;
+  concurrency: number | undefined;
+}
+
+function parseCommon(o: CommonOptions): ParsedCommon {
+  return {
+    wait: o.wait === true,
+    maxRequests: o.maxRequests === undefined ? undefined : parsePositiveInt(o.maxRequests, '--max-requests'),
+    concurrency: o.concurrency === undefined ? undefined : parseConcurrency(o.concurrency),
+  };
+}
+
+function withCommon(cmd: Command): Command {
+  return cmd
+    .option('--max-requests <n>', 'request budget: the job never spends more')
+    .option('--wait', 'work the job in this process until it ends, showing progress')
+    .option('--concurrency <n>', 'with --wait: slices walked at once (default: rate × latency)');
+}
+
+/** Creates the job (validated params), prints its id first, then waits if asked. */
+async function run(state: CliState, kind: JobKindName, params: unknown, common: ParsedCommon): Promise<void> {
+  const runtime = cliRuntime({ quiet: true });
+  await withServices(runtime, async (services) => {
+    const ctx = await planContext(services);
+    const { jobId, slices } = await submitJob(
+      { pool: services.pool, queues: services.queues, budgets: services.gate, planContext: ctx },
+      { kind, params, ...(common.maxRequests !== undefined ? { maxRequests: common.maxRequests } : {}) },
+    );
+    console.log(jobId);
+    console.error(`job ${jobId}: ${kind}, ${slices} slice${slices === 1 ? '' : 's'} queued`);
+    if (!common.wait) {
+      console.error(`a worker runs it: \`harvest worker\`, or re-run with --wait; \`harvest status ${jobId}\` shows progress`);
+      return;
+    }
+    const concurrency = common.concurrency ?? targetParallelism(ctx.pooledRate, ctx.latencyMs);
+    state.exitCode = await waitForJob(services, jobId, { concurrency });
+  });
+}
+
+async function readHydrateInput(source: string): Promise<string> {
+  if (source === '-') {
+    const chunks: Buffer[] = [];
+    for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks).toString('utf8');
+  }
+  try {
+    return await readFile(source, 'utf8');
+  } catch (error) {
+    throw new InputError(`<file>: cannot read ${JSON.stringify(source)} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+}
+
+export function registerJobCommands(program: Command, state: CliState): void {
+  withCommon(
+    program
+      .command('search')
+      .description('bulk backfill of a search query')
+      .argument('<query>', 'search query (operators as the service documents them)')
+      .option('--order <order>', 'latest or popular', 'latest')
+      .option('--since <date>', 'first day, YYYY-MM-DD (inclusive)')
+      .option('--until <date>', 'last day, YYYY-MM-DD (exclusive)')
+      .option('--max-tweets <n>', 'stop after about this many tweets (page granularity)'),
+  ).action(async (query: string, o: CommonOptions & { order: string; since?: string; until?: string; maxTweets?: string }) => {
+    const q = parseSearchQuery(query);
+    const order = parseOrder(o.order);
+    const range = parseDateRange(o.since, o.until);
+    if (range.since || range.until) assertNoTimeOperators(q);
+    const maxTweets = o.maxTweets === undefined ? undefined : parsePositiveInt(o.maxTweets, '--max-tweets');
+    const common = parseCommon(o);
+    await run(state, 'search', { query: q, order, since: range.since?.value, until: range.until?.value, maxTweets }, common);
+  });
+
+  withCommon(
+    program
+      .command('mentions')
+      .description('mention watch: one pass, or every --every; each pass fetches only what is new')
+      .argument('<handle>', 'handle, with or without @')
+      .option('--every <interval>', 'run a pass every interval (e.g. 5m, 1h)')
+      .option('--min-likes <n>', 'only tweets with at least n likes')
+      .option('--min-retweets <n>', 'only tweets with at least n retweets')
+      .option('--min-replies <n>', 'only tweets with at least n replies')
+      .option('--since <date>', 'how far back the first pass reads, YYYY-MM-DD (default: 7 days)'),
+  ).action(async (handle: string, o: CommonOptions & { every?: string; minLikes?: string; minRetweets?: string; minReplies?: string; since?: string }) => {
+    const params = {
+      handle: parseHandle(handle),
+      everySeconds: o.every === undefined ? undefined : parseEvery(o.every),
+      minLikes: o.minLikes === undefined ? undefined : parseNonNegativeInt(o.minLikes, '--min-likes'),
+      minRetweets: o.minRetweets === undefined ? undefined : parseNonNegativeInt(o.minRetweets, '--min-retweets'),
+      minReplies: o.minReplies === undefined ? undefined : parseNonNegativeInt(o.minReplies, '--min-replies'),
+      since: o.since === undefined ? undefined : parseDate(o.since, '--since').value,
+    };
+    await run(state, 'mentions', params, parseCommon(o));
+  });
+
+  withCommon(
+    program
+      .command('user')
+      .description('profile and timeline of one user')
+      .argument('<user>', 'handle, numeric id or profile URL')
+      .option('--max-tweets <n>', 'stop after about this many tweets'),
+  ).action(async (user: string, o: CommonOptions & { maxTweets?: string }) => {
+    const ref = parseUserRef(user);
+    const target = ref.kind === 'id' ? { userId: ref.value } : { username: ref.handle ?? ref.value };
+    const maxTweets = o.maxTweets === undefined ? undefined : parsePositiveInt(o.maxTweets, '--max-tweets');
+    await run(state, 'user', { target, maxTweets }, parseCommon(o));
+  });
+
+  withCommon(
+    program.command('list').description("a list's tweets, members and followers").argument('<list>', 'list id or URL'),
+  ).action(async (list: string, o: CommonOptions) => {
+    await run(state, 'list', { listId: parseListRef(list).id }, parseCommon(o));
+  });
+
+  withCommon(
+    program.command('community').description("a community's members").argument('<community>', 'community id or URL'),
+  ).action(async (community: string, o: CommonOptions) => {
+    await run(state, 'community', { communityId: parseCommunityRef(community).id }, parseCommon(o));
+  });
+
+  withCommon(
+    program
+      .command('replies')
+      .description('replies to a tweet (the replies listing plus a conversation search)')
+      .argument('<tweet>', 'tweet id or URL'),
+  ).action(async (tweet: string, o: CommonOptions) => {
+    await run(state, 'replies', { tweetId: parseTweetRef(tweet).id }, parseCommon(o));
+  });
+
+  withCommon(
+    program
+      .command('hydrate')
+      .description('tweets by id or link, one per line, 100 per request')
+      .argument('<file>', 'a file, or - for standard input'),
+  ).action(async (file: string, o: CommonOptions) => {
+    const common = parseCommon(o);
+    const { ids, errors } = parseHydrateLines(await readHydrateInput(file));
+    if (errors.length > 0) {
+      for (const e of errors.slice(0, 10)) console.error(`line ${e.line}: ${e.reason} (${JSON.stringify(e.text)})`);
+      throw new InputError(`<file>: ${errors.length} line${errors.length === 1 ? '' : 's'} are not tweet ids or links; nothing was queued`);
+    }
+    if (ids.length === 0) throw new InputError('<file>: no tweet ids found; nothing was queued');
+    await run(state, 'hydrate', { ids }, common);
+  });
+}

@@ -1,0 +1,128 @@
+/** migrate, worker, status, pause/resume/cancel and quota. */
+import type { Command } from 'commander';
+import { requireApiKeys } from '../../config.ts';
+import { controlJob } from '../../jobs/control.ts';
+import { Harvester } from '../../jobs/harvester.ts';
+import { migrate } from '../../store/migrate.ts';
+import { jobSnapshot, recentJobSnapshots, type JobSnapshot } from '../../store/job-status.ts';
+import { cliRuntime, onShutdownSignal, withServices, type CliState } from '../context.ts';
+import { parseConcurrency, parseJobId } from '../inputs.ts';
+import { formatCount } from '../progress.ts';
+
+/** One word (or two) a person can act on, with the reason where there is one. */
+export function describeStatus(s: JobSnapshot, waitingForRate: boolean): string {
+  switch (s.status) {
+    case 'running':
+      return waitingForRate ? 'running (waiting for rate)' : 'running';
+    case 'paused_quota':
+      return 'paused: quota';
+    case 'failed':
+      return `failed: ${s.errorMessage ?? 'unknown'}`;
+    case 'scheduled':
+      return s.watch?.nextDueAt ? `scheduled (next pass ${s.watch.nextDueAt.toISOString()})` : 'scheduled';
+    default:
+      return s.status;
+  }
+}
+
+function table(rows: string[][]): string {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
+  return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ')).join('\n');
+}
+
+export function registerOperateCommands(program: Command, state: CliState): void {
+  program
+    .command('migrate')
+    .description('apply the SQL migrations (creates the database when missing; safe to run again)')
+    .action(async () => {
+      const { config, logger } = cliRuntime();
+      const { applied } = await migrate(config.databaseUrl, logger);
+      console.log(applied.length === 0 ? 'schema is up to date' : `applied ${applied.join(', ')}`);
+    });
+
+  program
+    .command('worker')
+    .description('run workers until SIGINT/SIGTERM, then stop gracefully')
+    .option('--concurrency <n>', 'backfill slices walked at once by this process', '16')
+    .action(async (o: { concurrency: string }) => {
+      const concurrency = parseConcurrency(o.concurrency);
+      const runtime = cliRuntime();
+      await withServices(runtime, async (services) => {
+        const harvester = new Harvester(services, { concurrency });
+        await harvester.start();
+        runtime.logger.info({ concurrency, keys: services.config.apiKeys.map((k) => k.fingerprint) }, 'worker started');
+        await new Promise<void>((resolve) => onShutdownSignal(() => resolve()));
+        runtime.logger.info('stopping: in-flight pages commit first');
+        await harvester.stop();
+      });
+    });
+
+  program
+    .command('status')
+    .description('jobs with their state, pages, tweets, users, requests and quota left')
+    .argument('[job-id]')
+    .action(async (id?: string) => {
+      const jobId = id === undefined ? undefined : parseJobId(id);
+      await withServices(cliRuntime({ quiet: true }), async (services) => {
+        const keys = await services.gate.keyStates();
+        const waiting = new Set(await services.rateWaits.waitingJobs());
+        const snaps = jobId ? [await jobSnapshot(services.pool, jobId)].filter((s) => s !== null) : await recentJobSnapshots(services.pool);
+        if (jobId && snaps.length === 0) {
+          console.error(`no job ${jobId}`);
+          state.exitCode = 1;
+          return;
+        }
+        const rows = [['id', 'kind', 'pages', 'tweets', 'users', 'requests', 'state']];
+        for (const s of snaps) {
+          rows.push([s.id, s.kind, formatCount(s.pages), formatCount(s.tweets), formatCount(s.users), formatCount(s.requests), describeStatus(s, waiting.has(s.id))]);
+        }
+        console.log(snaps.length === 0 ? 'no jobs yet' : table(rows));
+        for (const s of jobId ? snaps : []) {
+          console.log(`\nparams  ${JSON.stringify(s.params)}`);
+          console.log(`slices  ${s.slices.done} done, ${s.slices.running} running, ${s.slices.pending} pending, ${s.slices.failed} failed`);
+          if (s.fractionDone !== null) console.log(`range   ${(s.fractionDone * 100).toFixed(1)}% walked`);
+          if (s.watch) console.log(`watch   ${s.watch.passes} passes, last found ${s.watch.lastPassNew ?? 0} new, every ${s.watch.everySeconds ?? '-'} s`);
+          if (s.note) console.log(`note    ${s.note}`);
+        }
+        console.log('');
+        const quota = [['key', 'quota left', 'state', 'granted', '429s']];
+        for (const k of keys) {
+          const st = k.disabled ? `disabled (${k.reason ?? 'auth'})` : k.parkedUntil ? `parked until ${k.parkedUntil.toISOString()}` : 'active';
+          quota.push([k.fingerprint, k.remaining === null ? 'unknown (run `harvest quota`)' : formatCount(k.remaining), st, formatCount(k.granted), formatCount(k.rateLimited)]);
+        }
+        console.log(keys.length === 0 ? 'no API keys configured (HARVEST_API_KEYS)' : table(quota));
+      });
+    });
+
+  for (const action of ['pause', 'resume', 'cancel'] as const) {
+    program
+      .command(action)
+      .description(`${action} a job`)
+      .argument('<job-id>')
+      .action(async (id: string) => {
+        const jobId = parseJobId(id);
+        await withServices(cliRuntime({ quiet: true }), async (services) => {
+          const status = await controlJob({ pool: services.pool, queues: services.queues, budgets: services.gate }, jobId, action);
+          console.log(`job ${jobId} ${status}`);
+        });
+      });
+  }
+
+  program
+    .command('quota')
+    .description('the quota of each key (one request each)')
+    .action(async () => {
+      const runtime = cliRuntime({ quiet: true });
+      await withServices(runtime, async (services) => {
+        requireApiKeys(services.config);
+        const harvester = new Harvester(services, { concurrency: 1 });
+        const results = await harvester.syncQuota();
+        const rows = [['key', 'remaining', 'valid until', 'note']];
+        for (const r of results) {
+          rows.push([r.fingerprint, r.remaining === null ? '-' : formatCount(r.remaining), r.validUntil?.toISOString() ?? '-', r.error ? String((r.error as Error).message ?? r.error) : '']);
+        }
+        console.log(table(rows));
+        if (results.some((r) => r.error)) state.exitCode = 1;
+      });
+    });
+}

@@ -1,0 +1,44 @@
+/**
+ * What every command shares: configuration, a logger that can never print a key, the services
+ * opened on demand and always closed, and the exit code an action chooses.
+ */
+import { loadConfig, type Config } from '../config.ts';
+import { createLogger, type Logger } from '../logger.ts';
+import { openServices, type Services } from '../jobs/services.ts';
+
+export interface CliState {
+  exitCode: number;
+}
+
+export interface CliRuntime {
+  config: Config;
+  logger: Logger;
+}
+
+/** Config and logger; `quiet` lowers the default level to warn (progress displays, tables). */
+export function cliRuntime(options: { quiet?: boolean } = {}): CliRuntime {
+  const config = loadConfig();
+  const level = config.logLevelSet ? config.logLevel : options.quiet ? 'warn' : config.logLevel;
+  const logger = createLogger({ level, secrets: config.apiKeys.map((k) => k.key), name: 'harvest' });
+  return { config, logger };
+}
+
+export async function withServices<T>(runtime: CliRuntime, fn: (services: Services) => Promise<T>): Promise<T> {
+  const services = await openServices(runtime.config, runtime.logger);
+  try {
+    return await fn(services);
+  } finally {
+    await services.close();
+  }
+}
+
+/** Resolves on the first SIGINT/SIGTERM; the returned function removes the handlers. */
+export function onShutdownSignal(handler: (signal: NodeJS.Signals) => void): () => void {
+  const listener = (signal: NodeJS.Signals) => handler(signal);
+  process.once('SIGINT', listener);
+  process.once('SIGTERM', listener);
+  return () => {
+    process.off('SIGINT', listener);
+    process.off('SIGTERM', listener);
+  };
+}

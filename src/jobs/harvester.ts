@@ -1,0 +1,135 @@
+/**
+ * The worker: takes slices and watch ticks from the queues and runs them until stopped. On start
+ * it reconciles Redis with Postgres (so nothing is lost if Redis was flushed) and seeds each
+ * key's quota; on stop it lets every in-flight page commit, then returns.
+ */
+import type { Grant, RequestPriority, RequestGate } from '../api-client/gate.ts';
+import { AppError, ErrorCode } from '../errors.ts';
+import type { PlanContext } from './kind.ts';
+import type { QuotaSyncResult } from './limiter/index.ts';
+import { QueueWorkers, type SliceTask, type TaskOutcome } from './queue.ts';
+import { reconcile } from './reconcile.ts';
+import type { Services } from './services.ts';
+import { failSlice, runSlice } from './slice-runner.ts';
+import { targetParallelism } from './time-slices.ts';
+import { runWatchTick } from './watch.ts';
+import { recentLatencyMs } from '../store/job-status.ts';
+
+export interface HarvesterOptions {
+  /** Backfill slices walked at once by this process. */
+  concurrency: number;
+  /** Watch passes walked at once by this process. */
+  watchConcurrency?: number;
+  /** Re-sync quota from /v3/key-usage-info this often (one request per key). */
+  quotaSyncMs?: number;
+  lockDurationMs?: number;
+  onPage?: Parameters<typeof runSlice>[1]['onPage'];
+}
+
+export const DEFAULT_LATENCY_MS = 600;
+
+export async function planContext(services: Services): Promise<PlanContext> {
+  const latency = await recentLatencyMs(services.pool).catch(() => null);
+  return {
+    pooledRate: Math.max(1, services.config.apiKeys.length) * services.config.ratePerKey,
+    latencyMs: latency ?? DEFAULT_LATENCY_MS,
+    now: new Date(),
+  };
+}
+
+/** A gate that hands out one grant already taken, for a call that must use that very key. */
+function oneGrantGate(grant: Grant, gate: RequestGate): RequestGate {
+  let used = false;
+  return {
+    async acquire() {
+      if (used) throw new AppError(ErrorCode.API_TRANSIENT, 'quota sync gets one attempt per key');
+      used = true;
+      return grant;
+    },
+    report: (g, outcome) => gate.report(g, outcome),
+  };
+}
+
+export class Harvester {
+  readonly #services: Services;
+  readonly #options: HarvesterOptions;
+  readonly #abort = new AbortController();
+  #workers: QueueWorkers | null = null;
+  #timers: NodeJS.Timeout[] = [];
+  #parallelism = 1;
+
+  constructor(services: Services, options: HarvesterOptions) {
+    this.#services = services;
+    this.#options = options;
+  }
+
+  get signal(): AbortSignal {
+    return this.#abort.signal;
+  }
+
+  async start(): Promise<void> {
+    const s = this.#services;
+    await this.#refreshParallelism();
+    const restored = await reconcile({ pool: s.pool, queues: s.queues, budgets: s.gate });
+    s.logger.info(restored, 'reconciled the queue with Postgres');
+    if (s.config.apiKeys.length > 0) void this.syncQuota();
+    const deps = {
+      pool: s.pool,
+      client: s.client,
+      logger: s.logger,
+      signal: this.#abort.signal,
+      targetParallelism: () => this.#parallelism,
+      ...(this.#options.onPage ? { onPage: this.#options.onPage } : {}),
+      onSplit: async (jobId: string, sliceId: string, priority: RequestPriority) => {
+        await s.queues.enqueueSlice(priority, { jobId, sliceId });
+      },
+    };
+    this.#workers = new QueueWorkers({
+      connection: s.redis,
+      prefix: s.config.redisPrefix,
+      concurrency: this.#options.concurrency,
+      watchConcurrency: this.#options.watchConcurrency ?? 4,
+      logger: s.logger,
+      lockDurationMs: this.#options.lockDurationMs ?? s.config.lockDurationMs,
+      runSlice: (task: SliceTask): Promise<TaskOutcome> => runSlice(task.sliceId, deps),
+      runWatchTick: async (tick) => {
+        await runWatchTick(tick.jobId, { pool: s.pool, queues: s.queues });
+      },
+      onFinalFailure: (task, error) => failSlice(s.pool, task.sliceId, error),
+    });
+    const every = (ms: number, fn: () => Promise<unknown>) => {
+      const t = setInterval(() => void fn().catch((e: unknown) => s.logger.warn({ err: e }, 'periodic task failed')), ms);
+      t.unref();
+      this.#timers.push(t);
+    };
+    every(30_000, () => this.#refreshParallelism());
+    if (s.config.apiKeys.length > 0) every(this.#options.quotaSyncMs ?? 10 * 60_000, () => this.syncQuota());
+  }
+
+  /** Seeds / refreshes each key's remaining quota from /v3/key-usage-info (one gated request per key). */
+  async syncQuota(): Promise<QuotaSyncResult[]> {
+    const s = this.#services;
+    const results = await s.gate.syncQuota(async (grant) => {
+      const usage = await s.client.keyUsageInfo({ gate: oneGrantGate(grant, s.gate) });
+      return { remaining: usage.remainingRequests, validUntil: usage.validUntil };
+    });
+    for (const r of results) {
+      if (r.error === null) s.logger.info({ fingerprint: r.fingerprint, remaining: r.remaining }, 'quota synced');
+    }
+    return results;
+  }
+
+  async #refreshParallelism(): Promise<void> {
+    const ctx = await planContext(this.#services);
+    this.#parallelism = targetParallelism(ctx.pooledRate, ctx.latencyMs);
+  }
+
+  /** Stops taking work; in-flight pages commit, limiter waits abort, then the queues close. */
+  async stop(): Promise<void> {
+    for (const t of this.#timers) clearInterval(t);
+    this.#timers = [];
+    this.#abort.abort();
+    await this.#workers?.close();
+    this.#workers = null;
+  }
+}

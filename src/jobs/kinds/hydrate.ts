@@ -1,0 +1,45 @@
+/** Tweets by id, 100 a request (/v3/tweet-info-bulk): one slice per hundred ids. */
+import { z } from 'zod';
+import type { JobKind, SliceHandler } from '../kind.ts';
+
+export const BULK_SIZE = 100;
+const tweetId = z.string().regex(/^[1-9]\d{0,19}$/);
+
+export const HydrateJobParams = z.object({ ids: z.array(tweetId).min(1).max(1_000_000) }).strict();
+export type HydrateJobParams = z.infer<typeof HydrateJobParams>;
+
+const HydrateSlice = z.object({ ids: z.array(tweetId).min(1).max(BULK_SIZE) });
+type HydrateSlice = z.infer<typeof HydrateSlice>;
+
+export const hydrateJob: JobKind<HydrateJobParams> = {
+  kind: 'hydrate',
+  params: HydrateJobParams,
+  priority: 'backfill',
+  plan(params) {
+    const unique = [...new Set(params.ids)];
+    const slices = [];
+    for (let i = 0; i < unique.length; i += BULK_SIZE) {
+      slices.push({ kind: 'hydrate', params: { ids: unique.slice(i, i + BULK_SIZE) } });
+    }
+    return slices;
+  },
+};
+
+export const hydrateSlice: SliceHandler<HydrateSlice> = {
+  kind: 'hydrate',
+  params: HydrateSlice,
+  async fetchPage(p, _cursor, ctx) {
+    const page = await ctx.client.tweetInfoBulk(p.ids, { priority: ctx.priority, jobId: ctx.jobId, signal: ctx.signal });
+    const found = new Set(page.items.map((t) => t.id));
+    const missing = p.ids.filter((id) => !found.has(id));
+    return {
+      endpoint: 'POST /v3/tweet-info-bulk',
+      tweets: page.items,
+      users: [],
+      nextCursor: null,
+      quarantined: page.quarantined,
+      itemCount: page.items.length + page.quarantined.length,
+      ...(missing.length > 0 ? { stop: `${missing.length} of ${p.ids.length} ids not returned (deleted, protected or unknown)` } : {}),
+    };
+  },
+};

@@ -1,0 +1,102 @@
+/**
+ * Mention watch. Each pass reads /v3/mentions newest-first and stops at the watch's
+ * high-watermark (the newest tweet id an earlier pass stored), so a pass with nothing new costs
+ * exactly one request. Passes never resume from an older pass's cursor: cursors walk into the
+ * past. The first pass has no watermark and reads back to --since (default: 7 days).
+ * The watch definition (handle, filters, schedule, watermark) lives in the `watches` table.
+ */
+import { z } from 'zod';
+import type { JobKind, SliceHandler } from '../kind.ts';
+import { newestId, oldestMs, tweetPage } from './pages.ts';
+
+export const DEFAULT_FIRST_PASS_LOOKBACK_MS = 7 * 24 * 3600 * 1000;
+
+export const MentionsJobParams = z
+  .object({
+    handle: z.string().regex(/^[A-Za-z0-9_]{1,15}$/),
+    minLikes: z.number().int().nonnegative().optional(),
+    minRetweets: z.number().int().nonnegative().optional(),
+    minReplies: z.number().int().nonnegative().optional(),
+    /** Scheduled watch: seconds between passes; absent for one pass. */
+    everySeconds: z.number().int().min(60).optional(),
+    /** How far back the first pass reads (YYYY-MM-DD). */
+    since: z.string().regex(/^\d{4}-\d{2}-\d{2}$/).optional(),
+  })
+  .strict();
+export type MentionsJobParams = z.infer<typeof MentionsJobParams>;
+
+export const MentionsSliceParams = z.object({
+  handle: z.string(),
+  minLikes: z.number().int().optional(),
+  minRetweets: z.number().int().optional(),
+  minReplies: z.number().int().optional(),
+  /** Newest id stored by earlier passes; the pass ends on reaching it. */
+  watermarkId: z.string().regex(/^\d+$/).nullable(),
+  /** First pass only: the pass ends on reaching tweets older than this. */
+  floorMs: z.number().int().nullable(),
+  /** Newest id this pass has seen so far (becomes the watermark when the pass ends). */
+  passNewestId: z.string().regex(/^\d+$/).nullable().default(null),
+  pass: z.number().int().positive(),
+});
+export type MentionsSliceParams = z.infer<typeof MentionsSliceParams>;
+
+export function firstPassFloorMs(params: MentionsJobParams, now: Date): number {
+  return params.since ? Date.parse(`${params.since}T00:00:00Z`) : now.getTime() - DEFAULT_FIRST_PASS_LOOKBACK_MS;
+}
+
+export function passSlice(params: MentionsJobParams, watermarkId: string | null, pass: number, now: Date) {
+  return {
+    kind: 'mentions',
+    params: {
+      handle: params.handle,
+      minLikes: params.minLikes,
+      minRetweets: params.minRetweets,
+      minReplies: params.minReplies,
+      watermarkId,
+      floorMs: watermarkId === null ? firstPassFloorMs(params, now) : null,
+      passNewestId: null,
+      pass,
+    } satisfies MentionsSliceParams,
+  };
+}
+
+export const mentionsJob: JobKind<MentionsJobParams> = {
+  kind: 'mentions',
+  params: MentionsJobParams,
+  priority: 'watch',
+  plan(params, ctx) {
+    return [passSlice(params, null, 1, ctx.now)];
+  },
+};
+
+const maxBig = (a: string | null, b: string | null) => (a === null ? b : b === null ? a : BigInt(a) >= BigInt(b) ? a : b);
+
+export const mentionsSlice: SliceHandler<MentionsSliceParams> = {
+  kind: 'mentions',
+  params: MentionsSliceParams,
+  async fetchPage(p, cursor, ctx) {
+    const sinceDate = p.floorMs !== null ? new Date(p.floorMs).toISOString().slice(0, 10) : undefined;
+    const page = await ctx.client.mentions(
+      {
+        query: p.handle,
+        order: 'latest',
+        ...(sinceDate ? { sinceDate } : {}),
+        ...(p.minLikes !== undefined ? { minLikes: p.minLikes } : {}),
+        ...(p.minRetweets !== undefined ? { minRetweets: p.minRetweets } : {}),
+        ...(p.minReplies !== undefined ? { minReplies: p.minReplies } : {}),
+        ...(cursor ? { cursor } : {}),
+      },
+      { priority: ctx.priority, jobId: ctx.jobId, signal: ctx.signal },
+    );
+    const fetched = tweetPage('POST /v3/mentions', page);
+    fetched.paramsPatch = { passNewestId: maxBig(p.passNewestId, newestId(page.items)) };
+    const watermark = p.watermarkId === null ? null : BigInt(p.watermarkId);
+    if (watermark !== null && page.items.some((t) => BigInt(t.id) <= watermark)) {
+      fetched.stop = 'caught up with the previous pass';
+    } else if (p.floorMs !== null) {
+      const oldest = oldestMs(page.items);
+      if (oldest !== null && oldest < p.floorMs) fetched.stop = 'reached the first pass lookback';
+    }
+    return fetched;
+  },
+};

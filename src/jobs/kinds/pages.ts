@@ -1,0 +1,53 @@
+/** Turns the client's pages into the runner's FetchedPage. */
+import type { CanonicalTweet, CanonicalUser } from '../../api-client/canonical.ts';
+import type { Page } from '../../api-client/index.ts';
+import type { FetchedPage, PageEdges } from '../kind.ts';
+
+export function tweetPage(endpoint: string, page: Page<CanonicalTweet>): FetchedPage {
+  return {
+    endpoint,
+    tweets: page.items,
+    users: [],
+    nextCursor: page.nextCursor,
+    quarantined: page.quarantined,
+    itemCount: page.items.length + page.quarantined.length,
+  };
+}
+
+export function userPage(
+  endpoint: string,
+  page: Page<CanonicalUser>,
+  edge: Omit<PageEdges, 'userIds'> | null,
+  role: string,
+): FetchedPage {
+  return {
+    endpoint,
+    tweets: [],
+    users: page.items,
+    userRole: role,
+    ...(edge ? { edges: [{ ...edge, userIds: page.items.map((u) => u.id) }] } : {}),
+    nextCursor: page.nextCursor,
+    quarantined: page.quarantined,
+    itemCount: page.items.length + page.quarantined.length,
+  };
+}
+
+/** The oldest creation time on a page of tweets, or null for an empty page. */
+export function oldestMs(tweets: readonly CanonicalTweet[]): number | null {
+  let oldest: number | null = null;
+  for (const t of tweets) {
+    const ms = t.createdAt.getTime();
+    if (oldest === null || ms < oldest) oldest = ms;
+  }
+  return oldest;
+}
+
+/** The largest tweet id on a page (ids compared as integers, never as JS numbers). */
+export function newestId(tweets: readonly CanonicalTweet[]): string | null {
+  let newest: bigint | null = null;
+  for (const t of tweets) {
+    const id = BigInt(t.id);
+    if (newest === null || id > newest) newest = id;
+  }
+  return newest === null ? null : newest.toString();
+}

@@ -1,0 +1,71 @@
+/**
+ * Search backfill. A query over [since, until) is cut into time slices (exact id ranges, see
+ * time-slices.ts) that walk in parallel; a slice that turns out dense hands the older half of its
+ * remainder to a new slice (the runner decides when, from the job's parallelism). Without --since
+ * the range has no known start: one slice walks newest-first until the service ends the walk,
+ * --max-tweets or --max-requests.
+ */
+import { z } from 'zod';
+import type { JobKind, SliceHandler } from '../kind.ts';
+import { rangeOperators, splitRange, targetParallelism } from '../time-slices.ts';
+import { oldestMs, tweetPage } from './pages.ts';
+
+const isoDate = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'a date YYYY-MM-DD');
+
+export const SearchJobParams = z
+  .object({
+    query: z.string().trim().min(1).max(512),
+    order: z.enum(['latest', 'popular']).default('latest'),
+    since: isoDate.optional(),
+    until: isoDate.optional(),
+    maxTweets: z.number().int().positive().optional(),
+  })
+  .strict();
+export type SearchJobParams = z.infer<typeof SearchJobParams>;
+
+export const SearchSliceParams = z.object({
+  query: z.string().min(1),
+  order: z.enum(['latest', 'popular']),
+  sinceMs: z.number().int().optional(),
+  untilMs: z.number().int().optional(),
+  /** Set when this slice handed [sinceMs, stopBelowMs) to another: the walk ends there. */
+  stopBelowMs: z.number().int().optional(),
+});
+export type SearchSliceParams = z.infer<typeof SearchSliceParams>;
+
+const dayMs = (date: string) => Date.parse(`${date}T00:00:00Z`);
+
+export const searchJob: JobKind<SearchJobParams> = {
+  kind: 'search',
+  params: SearchJobParams,
+  priority: 'backfill',
+  plan(params, ctx) {
+    const untilMs = params.until ? dayMs(params.until) : ctx.now.getTime();
+    const base = { query: params.query, order: params.order };
+    if (!params.since) return [{ kind: 'search', params: { ...base, untilMs } }];
+    const ranges = splitRange({ sinceMs: dayMs(params.since), untilMs }, targetParallelism(ctx.pooledRate, ctx.latencyMs));
+    return ranges.map((r) => ({ kind: 'search', params: { ...base, sinceMs: r.sinceMs, untilMs: r.untilMs } }));
+  },
+};
+
+export function sliceQuery(p: SearchSliceParams): string {
+  const bounds = rangeOperators({ sinceMs: p.sinceMs, untilMs: p.untilMs });
+  return bounds ? `${p.query} ${bounds}` : p.query;
+}
+
+export const searchSlice: SliceHandler<SearchSliceParams> = {
+  kind: 'search',
+  params: SearchSliceParams,
+  async fetchPage(p, cursor, ctx) {
+    const page = await ctx.client.searchTweets(
+      { query: sliceQuery(p), order: p.order, ...(cursor ? { cursor } : {}) },
+      { priority: ctx.priority, jobId: ctx.jobId, signal: ctx.signal },
+    );
+    const fetched = tweetPage('POST /v3/search-tweets', page);
+    const oldest = oldestMs(page.items);
+    if (p.stopBelowMs !== undefined && p.order === 'latest' && oldest !== null && oldest < p.stopBelowMs) {
+      fetched.stop = 'reached the range handed to another slice';
+    }
+    return fetched;
+  },
+};

@@ -1,0 +1,166 @@
+/**
+ * The BullMQ wiring: the only importer of bullmq. Redis holds only what should run next: one
+ * BullMQ job per runnable slice (id `s-<sliceId>`, so a slice is never queued twice) and one
+ * job scheduler per watch. Job data names ids only, never a key. Postgres stays the record: if
+ * Redis is flushed, reconcile() puts every unfinished slice back from Postgres.
+ */
+import { DelayedError, Queue, Worker, type Job } from 'bullmq';
+import { Redis } from 'ioredis';
+import type { RequestPriority } from '../api-client/gate.ts';
+import type { Logger } from '../logger.ts';
+
+export const QUEUE_NAMES = { backfill: 'backfill', watch: 'watch' } as const;
+
+export interface SliceTask {
+  jobId: string;
+  sliceId: string;
+}
+
+export interface WatchTick {
+  jobId: string;
+}
+
+/** What a processor tells the adapter to do with its BullMQ job. */
+export type TaskOutcome =
+  | { kind: 'done' }
+  /** Run again at `atMs` (quota parked, shutdown mid-walk): the job keeps its id. */
+  | { kind: 'later'; atMs: number };
+
+export function createRedis(url: string): Redis {
+  // BullMQ needs maxRetriesPerRequest: null on connections used by workers.
+  return new Redis(url, { maxRetriesPerRequest: null, enableReadyCheck: true, lazyConnect: false });
+}
+
+const sliceJobId = (sliceId: string) => `s-${sliceId}`;
+const watchSchedulerId = (jobId: string) => `watch-${jobId}`;
+
+const JOB_OPTIONS = {
+  removeOnComplete: true,
+  // Failures are recorded in Postgres; a failed BullMQ job left behind would block re-queueing the slice.
+  removeOnFail: true,
+  // Transient errors (after the client's own bounded retries) put the slice back with backoff;
+  // after these attempts the slice fails with the last error.
+  attempts: 8,
+  backoff: { type: 'exponential', delay: 2000 },
+} as const;
+
+export class HarvestQueues {
+  readonly #queues: Record<RequestPriority, Queue>;
+
+  constructor(connection: Redis, prefix: string) {
+    this.#queues = {
+      backfill: new Queue(QUEUE_NAMES.backfill, { connection, prefix }),
+      watch: new Queue(QUEUE_NAMES.watch, { connection, prefix }),
+    };
+  }
+
+  /** Queues a slice to run (a no-op while the same slice is already queued or running). */
+  async enqueueSlice(priority: RequestPriority, task: SliceTask, delayMs = 0): Promise<void> {
+    await this.#queues[priority].add('slice', task, {
+      ...JOB_OPTIONS,
+      jobId: sliceJobId(task.sliceId),
+      ...(delayMs > 0 ? { delay: delayMs } : {}),
+      // Watches go first within their own queue too.
+      ...(priority === 'watch' ? { priority: 1 } : {}),
+    });
+  }
+
+  async removeSlice(priority: RequestPriority, sliceId: string): Promise<void> {
+    const job = await this.#queues[priority].getJob(sliceJobId(sliceId));
+    if (job && !(await job.isActive())) await job.remove().catch(() => undefined);
+  }
+
+  /** One scheduler per watch: a tick every `everyMs`; the tick starts a pass unless one runs. */
+  async scheduleWatch(jobId: string, everyMs: number): Promise<void> {
+    await this.#queues.watch.upsertJobScheduler(
+      watchSchedulerId(jobId),
+      { every: everyMs },
+      { name: 'tick', data: { jobId } satisfies WatchTick, opts: { removeOnComplete: true, removeOnFail: true } },
+    );
+  }
+
+  async unscheduleWatch(jobId: string): Promise<void> {
+    await this.#queues.watch.removeJobScheduler(watchSchedulerId(jobId));
+  }
+
+  async counts(): Promise<Record<RequestPriority, Record<string, number>>> {
+    const [backfill, watch] = await Promise.all([
+      this.#queues.backfill.getJobCounts('active', 'waiting', 'delayed', 'prioritized'),
+      this.#queues.watch.getJobCounts('active', 'waiting', 'delayed', 'prioritized'),
+    ]);
+    return { backfill, watch };
+  }
+
+  /** Removes every job and scheduler of this prefix (tests and `demo` only). */
+  async obliterate(): Promise<void> {
+    for (const queue of Object.values(this.#queues)) await queue.obliterate({ force: true });
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(Object.values(this.#queues).map((q) => q.close()));
+  }
+}
+
+export interface QueueWorkerOptions {
+  connection: Redis;
+  prefix: string;
+  concurrency: number;
+  watchConcurrency: number;
+  logger: Logger;
+  runSlice(task: SliceTask, priority: RequestPriority): Promise<TaskOutcome>;
+  runWatchTick(tick: WatchTick): Promise<void>;
+  /** A slice's last attempt failed: record it as failed in Postgres. */
+  onFinalFailure(task: SliceTask, error: Error): Promise<void>;
+  /** ms a worker may stay silent before its active jobs count as stalled (kill -9 recovery). */
+  lockDurationMs?: number;
+}
+
+/** The BullMQ adapter: the only code that knows about `Job`. */
+export class QueueWorkers {
+  readonly #workers: Worker[];
+
+  constructor(options: QueueWorkerOptions) {
+    const lockDuration = options.lockDurationMs ?? 15_000;
+    const common = {
+      connection: options.connection,
+      prefix: options.prefix,
+      lockDuration,
+      stalledInterval: Math.max(1000, Math.floor(lockDuration / 2)),
+      // Processors are idempotent (commits are guarded by the slice's cursor): a stalled slice is
+      // always safe to run again, however often its worker died.
+      maxStalledCount: 1000,
+      autorun: true,
+    };
+    const adapt = (priority: RequestPriority) => async (job: Job, token?: string) => {
+      if (job.name === 'tick') {
+        await options.runWatchTick(job.data as WatchTick);
+        return;
+      }
+      const outcome = await options.runSlice(job.data as SliceTask, priority);
+      if (outcome.kind === 'later') {
+        await job.moveToDelayed(outcome.atMs, token);
+        throw new DelayedError();
+      }
+    };
+    this.#workers = [
+      new Worker(QUEUE_NAMES.backfill, adapt('backfill'), { ...common, concurrency: options.concurrency }),
+      new Worker(QUEUE_NAMES.watch, adapt('watch'), { ...common, concurrency: options.watchConcurrency }),
+    ];
+    for (const worker of this.#workers) {
+      worker.on('error', (error) => options.logger.error({ err: error }, 'queue worker error'));
+      worker.on('failed', (job, error) => {
+        options.logger.warn({ err: error, task: job?.data, attempts: job?.attemptsMade }, 'slice attempt failed');
+        if (job && job.name === 'slice' && job.attemptsMade >= (job.opts.attempts ?? 1)) {
+          options.onFinalFailure(job.data as SliceTask, error).catch((e: unknown) =>
+            options.logger.error({ err: e }, 'could not record a failed slice'),
+          );
+        }
+      });
+    }
+  }
+
+  /** Stops taking work and waits for the in-flight slices to commit their page and return. */
+  async close(): Promise<void> {
+    await Promise.all(this.#workers.map((w) => w.close()));
+  }
+}

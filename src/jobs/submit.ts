@@ -1,0 +1,54 @@
+/**
+ * Creating a job: validate its params (again at run time: payloads outlive deploys), plan its
+ * slices, record job + slices (+ watch) in Postgres in one transaction, then put the runnable
+ * work on the queue. Postgres first: if the enqueue fails, reconcile finds the slices.
+ */
+import type { Pool } from '../store/db.ts';
+import { withTransaction } from '../store/db.ts';
+import { createJob, createSlices } from '../store/jobs.ts';
+import { createWatch } from '../store/job-runtime.ts';
+import type { PlanContext } from './kind.ts';
+import { MentionsJobParams } from './kinds/mentions.ts';
+import type { HarvestQueues } from './queue.ts';
+import { jobKind, type JobKindName } from './registry.ts';
+
+export interface SubmitDeps {
+  pool: Pool;
+  queues: HarvestQueues;
+  /** The limiter's budget store (exact --max-requests). */
+  budgets: { setBudget(jobId: string, maxRequests: number): Promise<number> };
+  planContext: PlanContext;
+}
+
+export interface SubmitInput {
+  kind: JobKindName;
+  params: unknown;
+  maxRequests?: number;
+}
+
+export async function submitJob(deps: SubmitDeps, input: SubmitInput): Promise<{ jobId: string; slices: number }> {
+  const kind = jobKind(input.kind);
+  const params = kind.params.parse(input.params);
+  const slices = kind.plan(params, deps.planContext);
+  const { jobId, sliceIds } = await withTransaction(deps.pool, async (client) => {
+    const id = await createJob(client, {
+      kind: kind.kind,
+      params: params as Record<string, unknown>,
+      priority: kind.priority,
+      maxRequests: input.maxRequests ?? null,
+    });
+    const ids = await createSlices(client, id, slices);
+    if (kind.kind === 'mentions') {
+      const p = MentionsJobParams.parse(params);
+      await createWatch(client, { jobId: id, handle: p.handle, params: p, everySeconds: p.everySeconds ?? null });
+    }
+    return { jobId: id, sliceIds: ids };
+  });
+  if (input.maxRequests !== undefined) await deps.budgets.setBudget(jobId, input.maxRequests);
+  for (const sliceId of sliceIds) await deps.queues.enqueueSlice(kind.priority, { jobId, sliceId });
+  if (kind.kind === 'mentions') {
+    const every = MentionsJobParams.parse(params).everySeconds;
+    if (every !== undefined) await deps.queues.scheduleWatch(jobId, every * 1000);
+  }
+  return { jobId, slices: sliceIds.length };
+}
