@@ -111,7 +111,8 @@ export function buildWorld(input: WorldInput): World {
     return u.index;
   };
   appendTweets(world, input.tweets, userIndex);
-  world.setFollows((input.follows ?? []).map(([a, b]) => [userIndex(a), userIndex(b)] as const));
+  const follows = input.follows ?? [];
+  world.setFollows(follows.map(([a]) => userIndex(a)), follows.map(([, b]) => userIndex(b)));
   input.users.forEach((u, i) => {
     const user = world.users[i] as MutableUser;
     if (u.followersCount !== undefined) user.followersCount = u.followersCount;

@@ -71,6 +71,12 @@ export class Lexicon {
 
   #derive(token: string): TokenEntities | null {
     if (!/[#＃$@＠]/.test(token)) return null;
+    // Fast path for the generator's most common entity token, "@handle" or "@handle:" (RT).
+    const plain = /^@([A-Za-z0-9_]{1,15}):?$/.exec(token);
+    if (plain) {
+      const user = this.#resolveHandle((plain[1] ?? '').toLowerCase());
+      return user >= 0 ? { hashtags: [], cashtags: [], mentions: [user] } : null;
+    }
     const hashtags = [...token.matchAll(HASHTAG)].map((m) => this.names.intern((m[1] ?? '').toLowerCase()));
     const cashtags = [...token.matchAll(CASHTAG)].map((m) => this.names.intern((m[1] ?? '').toUpperCase()));
     const mentions: number[] = [];

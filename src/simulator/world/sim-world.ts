@@ -109,17 +109,21 @@ export class SimWorld implements World {
 
   /**
    * Appends a tweet and updates every index. With `bumpTargets`, the replied-to, quoted and
-   * retweeted tweets' counters grow by one, as on the platform.
+   * retweeted tweets' counters grow by one, as on the platform. A bulk loader passes
+   * `indexUsers = false` and calls `indexUsers()` once at the end: exact-size per-user arrays
+   * instead of 100k arrays growing one push at a time (a third of the large build otherwise).
    */
-  appendTweet(row: TweetRow, bumpTargets: boolean): number {
+  appendTweet(row: TweetRow, bumpTargets: boolean, indexUsers = true): number {
     const author = this.#users[row.author];
     if (author === undefined) throw new InputError(`tweet author ${row.author} is not a user`);
     const t = this.tweets;
     const i = t.append(row);
-    this.#byAuthor[row.author]?.push(i);
-    author.tweetsCount += 1;
-    if (row.media.length > 0) author.mediaCount += 1;
-    for (const u of t.mentions(i)) this.#mentionsOf[u]?.push(i);
+    if (indexUsers) {
+      this.#byAuthor[row.author]?.push(i);
+      author.tweetsCount += 1;
+      if (row.media.length > 0) author.mediaCount += 1;
+      if (t.mentionCount(i) > 0) for (const u of t.mentionsView(i)) this.#mentionsOf[u]?.push(i);
+    }
     if (row.inReplyTo >= 0) {
       pushTo(this.#conversations, t.conversation(i), i);
       if (bumpTargets) t.bump(row.inReplyTo, 'replies');
@@ -135,6 +139,38 @@ export class SimWorld implements World {
     return i;
   }
 
+  /** Rebuilds tweetsByAuthor, mentionsOf and the users' tweet/media counts from the table. */
+  indexUsers(): void {
+    const t = this.tweets;
+    const n = this.#users.length;
+    const authored = new Int32Array(n);
+    const mentioned = new Int32Array(n);
+    for (let i = 0; i < t.count; i++) {
+      authored[t.author(i)] = (authored[t.author(i)] ?? 0) + 1;
+      for (const u of t.mentionsView(i)) mentioned[u] = (mentioned[u] ?? 0) + 1;
+    }
+    const fill = new Int32Array(n);
+    const mfill = new Int32Array(n);
+    for (let u = 0; u < n; u++) {
+      this.#byAuthor[u] = new Array<number>(authored[u] ?? 0);
+      this.#mentionsOf[u] = new Array<number>(mentioned[u] ?? 0);
+      const user = this.#users[u] as MutableUser;
+      user.tweetsCount = authored[u] ?? 0;
+      user.mediaCount = 0;
+    }
+    for (let i = 0; i < t.count; i++) {
+      const a = t.author(i);
+      (this.#byAuthor[a] as number[])[fill[a] ?? 0] = i;
+      fill[a] = (fill[a] ?? 0) + 1;
+      if (t.mediaCount(i) > 0) (this.#users[a] as MutableUser).mediaCount += 1;
+      if (t.mentionCount(i) === 0) continue;
+      for (const u of t.mentionsView(i)) {
+        (this.#mentionsOf[u] as number[])[mfill[u] ?? 0] = i;
+        mfill[u] = (mfill[u] ?? 0) + 1;
+      }
+    }
+  }
+
   setGroups(lists: SimList[], communities: SimCommunity[], spaces: SimSpace[]): void {
     this.lists = lists;
     this.communities = communities;
@@ -144,11 +180,17 @@ export class SimWorld implements World {
     for (const s of spaces) this.#spaceById.set(s.id, s);
   }
 
-  /** Replaces the follow graph; duplicates and self-follows are dropped, lists kept ascending. */
-  setFollows(edges: Iterable<readonly [follower: number, followed: number]>): void {
+  /**
+   * Replaces the follow graph from parallel arrays (follower[k] follows followed[k]): no tuple
+   * per edge, which matters at a million edges. Duplicates and self-follows are dropped, lists
+   * kept ascending, and the users' follower/following counts follow the graph.
+   */
+  setFollows(follower: ArrayLike<number>, followed: ArrayLike<number>): void {
     const n = this.#users.length;
     for (const list of [...this.#followers, ...this.#follows]) list.length = 0;
-    for (const [a, b] of edges) {
+    for (let k = 0; k < follower.length; k++) {
+      const a = follower[k] ?? -1;
+      const b = followed[k] ?? -1;
       if (a === b || a < 0 || b < 0 || a >= n || b >= n) continue;
       this.#follows[a]?.push(b);
       this.#followers[b]?.push(a);

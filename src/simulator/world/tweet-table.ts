@@ -38,6 +38,11 @@ function grow<T extends Column>(array: T, needed: number): T {
   return next;
 }
 
+function has(pool: Uint32Array | Int32Array, from: number, to: number, value: number): boolean {
+  for (let k = from; k < to; k++) if (pool[k] === value) return true;
+  return false;
+}
+
 function checkRef(i: number, ref: number): void {
   if (ref >= i || ref < -1) throw new InputError(`tweet ${i} references ${ref}, which is not an earlier tweet`);
 }
@@ -184,17 +189,17 @@ export class ColumnarTweetTable implements TweetTable {
       if (ent === null) continue;
       // Each entity is listed once per tweet, in order of first appearance.
       for (const h of ent.hashtags) {
-        if (this.#tagPool.subarray(tagStart, tags).includes(h)) continue;
+        if (has(this.#tagPool, tagStart, tags, h)) continue;
         this.#tagPool = grow(this.#tagPool, tags + 1);
         this.#tagPool[tags++] = h;
       }
       for (const c of ent.cashtags) {
-        if (this.#cashPool.subarray(cashStart, cash).includes(c)) continue;
+        if (has(this.#cashPool, cashStart, cash, c)) continue;
         this.#cashPool = grow(this.#cashPool, cash + 1);
         this.#cashPool[cash++] = c;
       }
       for (const u of ent.mentions) {
-        if (this.#menPool.subarray(menStart, men).includes(u)) continue;
+        if (has(this.#menPool, menStart, men, u)) continue;
         this.#menPool = grow(this.#menPool, men + 1);
         this.#menPool[men++] = u;
       }
@@ -203,6 +208,11 @@ export class ColumnarTweetTable implements TweetTable {
     this.#tagOff[i + 1] = tags;
     this.#cashOff[i + 1] = cash;
     this.#menOff[i + 1] = men;
+  }
+
+  /** Token ids of a row's text (a view into the pool: copy before appending). */
+  tokensOf(i: number): Uint32Array {
+    return this.#tokPool.subarray(this.#tokOff[i] ?? 0, this.#tokOff[i + 1] ?? 0);
   }
 
   /** Adds to a tweet's engagement counters when a reply, quote or retweet of it is appended. */
@@ -280,6 +290,17 @@ export class ColumnarTweetTable implements TweetTable {
     for (let k = start; k < end; k++) out.push(this.#lex.names.get(pool[k] ?? 0));
     return out;
   }
+  /** Mentioned user indices as a view into the pool (no copy): for index maintenance. */
+  mentionsView(i: number): Int32Array {
+    return this.#menPool.subarray(this.#menOff[i] ?? 0, this.#menOff[i + 1] ?? 0);
+  }
+  mediaCount(i: number): number {
+    return (this.#mediaOff[i + 1] ?? 0) - (this.#mediaOff[i] ?? 0);
+  }
+  mentionCount(i: number): number {
+    return (this.#menOff[i + 1] ?? 0) - (this.#menOff[i] ?? 0);
+  }
+
   mentions(i: number): readonly number[] {
     const start = this.#menOff[i] ?? 0;
     const end = this.#menOff[i + 1] ?? start;
