@@ -79,6 +79,8 @@ const EnvSchema = z.object({
   HARVEST_REQUEST_TIMEOUT_MS: positiveInt(30_000),
   /** How long a silent worker's slices stay locked before another worker takes them over. */
   HARVEST_LOCK_DURATION_MS: z.coerce.number().int().min(1000).default(15_000),
+  /** How long a key parked for quota (403) waits before one request re-checks it. */
+  HARVEST_QUOTA_RECHECK_MS: z.coerce.number().int().min(100).default(600_000),
 });
 
 export interface ApiKeyConfig {
@@ -99,6 +101,7 @@ export interface Config {
   readonly logLevelSet: boolean;
   readonly requestTimeoutMs: number;
   readonly lockDurationMs: number;
+  readonly quotaRecheckMs: number;
 }
 
 /** Reads `.env` from the working directory (existing variables win) and validates the environment. */
@@ -126,6 +129,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, options: { dote
     logLevelSet: env.HARVEST_LOG_LEVEL !== undefined,
     requestTimeoutMs: e.HARVEST_REQUEST_TIMEOUT_MS,
     lockDurationMs: e.HARVEST_LOCK_DURATION_MS,
+    quotaRecheckMs: e.HARVEST_QUOTA_RECHECK_MS,
   };
 }
 

@@ -79,6 +79,7 @@ export async function openServices(config: Config, logger: Logger): Promise<Serv
     keys: config.apiKeys,
     ratePerKey: config.ratePerKey,
     watchReserve: config.watchReserve,
+    recheckMs: config.quotaRecheckMs,
     logger,
   });
   // Requests made outside any page (quota syncs, estimates) are still accounted for.

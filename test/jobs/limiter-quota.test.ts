@@ -98,7 +98,7 @@ describe('RedisGate quota', () => {
   });
 
   it('seeds the quota from a usage call made through the gate, minus grants issued meanwhile', async () => {
-    const gate = gateWith();
+    const gate = gateWith({ recheckMs: 7_200_000 });
     expect((await gate.keyStates())[0]?.remaining).toBeNull();
     const validUntil = new Date(Date.now() + 3_600_000);
     const results = await gate.syncQuota(async (grant) => {
@@ -110,11 +110,23 @@ describe('RedisGate quota', () => {
     // The usage call and the two grants issued while it ran are all subtracted.
     expect(results).toEqual([{ fingerprint: ONE!.fingerprint, remaining: 97, validUntil, error: null }]);
     expect((await gate.keyStates())[0]).toMatchObject({ remaining: 97, granted: 3 });
-    // A 403 now parks the key until the known validUntil.
+    // A 403 now parks the key until the known validUntil, which comes before the recheck.
     const grant = await gate.acquire();
     await gate.report(grant, { status: 403 });
     const error = await rejection(gate.acquire({ priority: 'watch' }));
     expect((error as QuotaExhaustedError).retryAt?.getTime()).toBe(validUntil.getTime());
+  });
+
+  it('never parks a key for longer than the recheck: an account can be topped up at any time', async () => {
+    const gate = gateWith({ recheckMs: 60_000 });
+    const validUntil = new Date(Date.now() + 30 * 24 * 3_600_000);
+    await gate.syncQuota(async () => ({ remaining: 100, validUntil }));
+    const grant = await gate.acquire();
+    await gate.report(grant, { status: 403 });
+    const error = await rejection(gate.acquire({ priority: 'watch' }));
+    const retryAt = (error as QuotaExhaustedError).retryAt!.getTime();
+    expect(retryAt).toBeLessThan(Date.now() + 61_000);
+    expect(retryAt).toBeGreaterThan(Date.now() + 58_000);
   });
 });
 

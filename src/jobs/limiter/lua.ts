@@ -130,7 +130,7 @@ if left then
   if left <= 0 then
     local vu = tonumber(redis.call('HGET', h, 'validUntil') or '')
     local untilMs = now + recheck
-    if vu and vu > now then untilMs = vu end
+    if vu and vu > now and vu < untilMs then untilMs = vu end
     redis.call('HSET', h, 'parkedUntil', fmt(untilMs), 'reason', 'quota')
   end
 end
@@ -141,7 +141,8 @@ return {'ok', ARGV[8 + bestIdx], fmt(bestSlot - now), grantedBefore, unknown, fm
 /**
  * KEYS: state hash, quota. ARGV: status, headroom µs, recheck µs.
  * 429: no grant until the next whole second plus headroom (the service's window is fixed and
- * one second long). 403/402: quota 0, parked until validUntil or a recheck. 401: disabled.
+ * one second long). 403/402: quota 0, parked until the earlier of validUntil and a recheck (an
+ * account can be topped up at any time, so a park never outlasts the recheck). 401: disabled.
  */
 export const REPORT_LUA = `${PRELUDE}
 local status = tonumber(ARGV[1])
@@ -154,7 +155,7 @@ if status == 429 then
 elseif status == 403 or status == 402 then
   local vu = tonumber(redis.call('HGET', KEYS[1], 'validUntil') or '')
   local untilMs = now + tonumber(ARGV[3])
-  if vu and vu > now then untilMs = vu end
+  if vu and vu > now and vu < untilMs then untilMs = vu end
   redis.call('HSET', KEYS[1], 'parkedUntil', fmt(untilMs), 'reason', 'quota')
   redis.call('SET', KEYS[2], '0')
   return {'parked', fmt(untilMs)}
@@ -181,7 +182,7 @@ local vu = tonumber(ARGV[3])
 if vu then redis.call('HSET', KEYS[1], 'validUntil', fmt(vu)) else redis.call('HDEL', KEYS[1], 'validUntil') end
 if left <= 0 then
   local untilMs = now + tonumber(ARGV[4])
-  if vu and vu > now then untilMs = vu end
+  if vu and vu > now and vu < untilMs then untilMs = vu end
   redis.call('HSET', KEYS[1], 'parkedUntil', fmt(untilMs), 'reason', 'quota')
 elseif redis.call('HGET', KEYS[1], 'reason') == 'quota' then
   redis.call('HDEL', KEYS[1], 'parkedUntil', 'reason')
