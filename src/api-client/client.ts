@@ -161,7 +161,7 @@ export class ApiClient {
    * Any other path (`/v3/about`, `/v3/score`…), answered as parsed JSON. Gate, retries, errors and
    * accounting are the same as for the typed methods; the shape is the caller's to validate.
    */
-  raw(method: HttpMethod, path: string, request: { query?: QueryParams; body?: unknown } = {}, options?: CallOptions): Promise<unknown> {
+  async raw(method: HttpMethod, path: string, request: { query?: QueryParams; body?: unknown } = {}, options?: CallOptions): Promise<unknown> {
     if (!/^\/v[23]\/[A-Za-z0-9_\-/.%]+$/.test(path)) {
       throw new InputError(`raw path must look like /v3/<endpoint>: ${JSON.stringify(path)}`);
     }

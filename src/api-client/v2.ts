@@ -13,7 +13,7 @@ import { readCommentCheck, readQuoteCheck, type CommentCheck, type QuoteCheck } 
 const commentsInput = z.object({ tweetLink: idOrLinkInput, cursor: cursorInput }).strict();
 export type V2CommentsParams = z.input<typeof commentsInput>;
 
-function comments(execute: Execute, params: V2CommentsParams, options?: CallOptions): Promise<Page<CanonicalTweet>> {
+async function comments(execute: Execute, params: V2CommentsParams, options?: CallOptions): Promise<Page<CanonicalTweet>> {
   const p = validateInput(commentsInput, params, 'POST /v2/comments');
   const body: Record<string, string> = { tweet_link: p.tweetLink };
   if (p.cursor) body.next_cursor = p.cursor;
@@ -26,7 +26,7 @@ function comments(execute: Execute, params: V2CommentsParams, options?: CallOpti
 const listTweetsInput = z.object({ listId: numericIdInput, cursor: cursorInput }).strict();
 export type V2ListTweetsParams = z.input<typeof listTweetsInput>;
 
-function listTweets(execute: Execute, params: V2ListTweetsParams, options?: CallOptions): Promise<Page<CanonicalTweet>> {
+async function listTweets(execute: Execute, params: V2ListTweetsParams, options?: CallOptions): Promise<Page<CanonicalTweet>> {
   const p = validateInput(listTweetsInput, params, 'GET /v2/list-tweets');
   return execute(
     {
@@ -47,7 +47,7 @@ const userTweetsInput = z
   .refine(oneOf('link', 'userId'), 'give exactly one of link, userId');
 export type V2UserTweetsParams = z.input<typeof userTweetsInput>;
 
-function userTweets(execute: Execute, params: V2UserTweetsParams, options?: CallOptions): Promise<Page<CanonicalTweet>> {
+async function userTweets(execute: Execute, params: V2UserTweetsParams, options?: CallOptions): Promise<Page<CanonicalTweet>> {
   const p = validateInput(userTweetsInput, params, 'POST /v2/user-tweets');
   const body: Record<string, string> = {};
   if (p.link) body.link = p.link;
@@ -65,7 +65,7 @@ const checkInput = z
   .refine(oneOf('userHandle', 'userId'), 'give exactly one of userHandle, userId');
 export type V2CheckParams = z.input<typeof checkInput>;
 
-function checkComment(execute: Execute, params: V2CheckParams, options?: CallOptions): Promise<CommentCheck> {
+async function checkComment(execute: Execute, params: V2CheckParams, options?: CallOptions): Promise<CommentCheck> {
   const p = validateInput(checkInput, params, 'GET /v2/check-comment');
   return execute(
     {
@@ -78,7 +78,7 @@ function checkComment(execute: Execute, params: V2CheckParams, options?: CallOpt
   );
 }
 
-export function checkQuoted(execute: Execute, params: V2CheckParams, options?: CallOptions): Promise<QuoteCheck> {
+export async function checkQuoted(execute: Execute, params: V2CheckParams, options?: CallOptions): Promise<QuoteCheck> {
   const p = validateInput(checkInput, params, 'POST /v2/check-quoted');
   const body: Record<string, string> = { tweet_link: p.tweetLink };
   if (p.userHandle) body.user_handle = p.userHandle;
@@ -86,7 +86,7 @@ export function checkQuoted(execute: Execute, params: V2CheckParams, options?: C
   return execute({ method: 'POST', route: '/v2/check-quoted', body, read: readQuoteCheck }, options);
 }
 
-function tweetInfo(execute: Execute, tweetLink: string, options?: CallOptions): Promise<CanonicalTweet> {
+async function tweetInfo(execute: Execute, tweetLink: string, options?: CallOptions): Promise<CanonicalTweet> {
   const link = validateInput(idOrLinkInput, tweetLink, 'POST /v2/tweet-info');
   return execute(
     { method: 'POST', route: '/v2/tweet-info', body: { tweet_link: link }, read: (json) => readOne(json, tweetV2Reader) },
@@ -94,7 +94,7 @@ function tweetInfo(execute: Execute, tweetLink: string, options?: CallOptions): 
   );
 }
 
-function tweetInfoBulk(execute: Execute, ids: readonly string[], options?: CallOptions): Promise<Page<CanonicalTweet>> {
+async function tweetInfoBulk(execute: Execute, ids: readonly string[], options?: CallOptions): Promise<Page<CanonicalTweet>> {
   const links = validateInput(bulkTweetsInput, ids, 'POST /v2/tweet-info-bulk');
   return execute(
     { method: 'POST', route: '/v2/tweet-info-bulk', body: { tweet_links: links }, read: (json) => readArray(json, tweetV2Reader) },
@@ -102,7 +102,7 @@ function tweetInfoBulk(execute: Execute, ids: readonly string[], options?: CallO
   );
 }
 
-function info(execute: Execute, handle: string, options?: CallOptions): Promise<CanonicalUser> {
+async function info(execute: Execute, handle: string, options?: CallOptions): Promise<CanonicalUser> {
   const h = validateInput(handleInput, handle, 'GET /v2/info/{user_handle}');
   return execute(
     {
@@ -122,7 +122,7 @@ const followsInput = z
 export type V2FollowsParams = z.input<typeof followsInput>;
 
 /** A bare array of up to 200 accounts; the spec shows no paging for it. */
-function follows(execute: Execute, params: V2FollowsParams, options?: CallOptions): Promise<Page<CanonicalUser>> {
+async function follows(execute: Execute, params: V2FollowsParams, options?: CallOptions): Promise<Page<CanonicalUser>> {
   const p = validateInput(followsInput, params, 'GET /v2/follows');
   return execute(
     {
@@ -141,7 +141,7 @@ const newFollowingInput = z
   .refine(oneOf('userHandle', 'userId'), 'give exactly one of userHandle, userId');
 export type V2NewFollowingParams = z.input<typeof newFollowingInput>;
 
-function newFollowing7d(execute: Execute, params: V2NewFollowingParams, options?: CallOptions): Promise<Page<CanonicalUser>> {
+async function newFollowing7d(execute: Execute, params: V2NewFollowingParams, options?: CallOptions): Promise<Page<CanonicalUser>> {
   const p = validateInput(newFollowingInput, params, 'GET /v2/new-following-7d');
   return execute(
     {

@@ -27,7 +27,7 @@ const TWEETS = ['tweets'] as const;
 const searchInput = z.object({ query: queryInput, order: orderInput.optional(), cursor: cursorInput }).strict();
 export type SearchTweetsParams = z.input<typeof searchInput>;
 
-export function searchTweets(execute: Execute, params: SearchTweetsParams, options?: CallOptions): Promise<Page<CanonicalTweet>> {
+export async function searchTweets(execute: Execute, params: SearchTweetsParams, options?: CallOptions): Promise<Page<CanonicalTweet>> {
   const p = validateInput(searchInput, params, 'POST /v3/search-tweets');
   return execute(
     {
@@ -54,7 +54,7 @@ const mentionsInput = z
   .strict();
 export type MentionsParams = z.input<typeof mentionsInput>;
 
-export function mentions(execute: Execute, params: MentionsParams, options?: CallOptions): Promise<Page<CanonicalTweet>> {
+export async function mentions(execute: Execute, params: MentionsParams, options?: CallOptions): Promise<Page<CanonicalTweet>> {
   const p = validateInput(mentionsInput, params, 'POST /v3/mentions');
   return execute(
     {
@@ -78,7 +78,7 @@ export function mentions(execute: Execute, params: MentionsParams, options?: Cal
 
 export type UserTweetsParams = z.input<typeof pagedUserInput>;
 
-export function userTweets(execute: Execute, params: UserTweetsParams, options?: CallOptions): Promise<Page<CanonicalTweet>> {
+export async function userTweets(execute: Execute, params: UserTweetsParams, options?: CallOptions): Promise<Page<CanonicalTweet>> {
   const p = validateInput(pagedUserInput, params, 'POST /v3/user-tweets');
   return execute(
     {
@@ -94,7 +94,7 @@ export function userTweets(execute: Execute, params: UserTweetsParams, options?:
 const listTweetsInput = z.object({ listId: numericIdInput, cursor: cursorInput }).strict();
 export type ListTweetsParams = z.input<typeof listTweetsInput>;
 
-export function listTweets(execute: Execute, params: ListTweetsParams, options?: CallOptions): Promise<Page<CanonicalTweet>> {
+export async function listTweets(execute: Execute, params: ListTweetsParams, options?: CallOptions): Promise<Page<CanonicalTweet>> {
   const p = validateInput(listTweetsInput, params, 'GET /v3/list-tweets');
   return execute(
     {
@@ -112,7 +112,7 @@ const commentsInput = z
   .strict();
 export type CommentsParams = z.input<typeof commentsInput>;
 
-export function comments(execute: Execute, params: CommentsParams, options?: CallOptions): Promise<Page<CanonicalTweet>> {
+export async function comments(execute: Execute, params: CommentsParams, options?: CallOptions): Promise<Page<CanonicalTweet>> {
   const p = validateInput(commentsInput, params, 'POST /v3/comments');
   return execute(
     {
@@ -129,7 +129,7 @@ export function comments(execute: Execute, params: CommentsParams, options?: Cal
 const tweetPagedInput = z.object({ tweetLink: idOrLinkInput, cursor: cursorInput }).strict();
 export type TweetPagedParams = z.input<typeof tweetPagedInput>;
 
-export function quotes(execute: Execute, params: TweetPagedParams, options?: CallOptions): Promise<Page<CanonicalTweet>> {
+export async function quotes(execute: Execute, params: TweetPagedParams, options?: CallOptions): Promise<Page<CanonicalTweet>> {
   const p = validateInput(tweetPagedInput, params, 'POST /v3/quotes');
   return execute(
     {
@@ -142,7 +142,7 @@ export function quotes(execute: Execute, params: TweetPagedParams, options?: Cal
   );
 }
 
-export function tweetInfo(execute: Execute, tweetLink: string, options?: CallOptions): Promise<CanonicalTweet> {
+export async function tweetInfo(execute: Execute, tweetLink: string, options?: CallOptions): Promise<CanonicalTweet> {
   const link = validateInput(idOrLinkInput, tweetLink, 'POST /v3/tweet-info');
   return execute(
     { method: 'POST', route: '/v3/tweet-info', body: { tweet_link: link }, read: (json) => readOne(json, tweetV3Reader) },
@@ -151,7 +151,7 @@ export function tweetInfo(execute: Execute, tweetLink: string, options?: CallOpt
 }
 
 /** Up to 100 tweets; ids the service does not return (deleted, protected) are simply absent. */
-export function tweetInfoBulk(execute: Execute, ids: readonly string[], options?: CallOptions): Promise<Page<CanonicalTweet>> {
+export async function tweetInfoBulk(execute: Execute, ids: readonly string[], options?: CallOptions): Promise<Page<CanonicalTweet>> {
   const links = validateInput(bulkTweetsInput, ids, 'POST /v3/tweet-info-bulk');
   return execute(
     {
@@ -172,7 +172,7 @@ const checkInput = z
   .refine(exactlyOneUser, 'give exactly one of userId, username, userLink');
 export type CheckParams = z.input<typeof checkInput>;
 
-export function checkComment(execute: Execute, params: CheckParams, options?: CallOptions): Promise<CommentCheck> {
+export async function checkComment(execute: Execute, params: CheckParams, options?: CallOptions): Promise<CommentCheck> {
   const p = validateInput(checkInput, params, 'GET /v3/check-comment');
   return execute(
     {

@@ -24,7 +24,7 @@ const USERS = ['users'] as const;
 
 export type UserRef = z.input<typeof userRefInput>;
 
-export function info(execute: Execute, user: UserRef, options?: CallOptions): Promise<CanonicalUser> {
+export async function info(execute: Execute, user: UserRef, options?: CallOptions): Promise<CanonicalUser> {
   const p = validateInput(userRefInput, user, 'GET /v3/info');
   return execute(
     {
@@ -50,7 +50,7 @@ function userPage(
 const listLinkInput = z.object({ listLink: idOrLinkInput, cursor: cursorInput }).strict();
 export type ListLinkParams = z.input<typeof listLinkInput>;
 
-export function listFollowers(execute: Execute, params: ListLinkParams, options?: CallOptions): Promise<Page<CanonicalUser>> {
+export async function listFollowers(execute: Execute, params: ListLinkParams, options?: CallOptions): Promise<Page<CanonicalUser>> {
   const p = validateInput(listLinkInput, params, 'GET /v3/list-followers');
   return userPage(execute, '/v3/list-followers', { list_link: p.listLink, next_cursor: p.cursor }, options);
 }
@@ -58,7 +58,7 @@ export function listFollowers(execute: Execute, params: ListLinkParams, options?
 const listIdInput = z.object({ listId: numericIdInput, cursor: cursorInput }).strict();
 export type ListIdParams = z.input<typeof listIdInput>;
 
-export function listMembers(execute: Execute, params: ListIdParams, options?: CallOptions): Promise<Page<CanonicalUser>> {
+export async function listMembers(execute: Execute, params: ListIdParams, options?: CallOptions): Promise<Page<CanonicalUser>> {
   const p = validateInput(listIdInput, params, 'GET /v3/list-members');
   return userPage(execute, '/v3/list-members', { list_id: p.listId, next_cursor: p.cursor }, options);
 }
@@ -66,7 +66,7 @@ export function listMembers(execute: Execute, params: ListIdParams, options?: Ca
 export type PagedUserParams = z.input<typeof pagedUserInput>;
 
 function userGraph(route: string) {
-  return (execute: Execute, params: PagedUserParams, options?: CallOptions): Promise<Page<CanonicalUser>> => {
+  return async (execute: Execute, params: PagedUserParams, options?: CallOptions): Promise<Page<CanonicalUser>> => {
     const p = validateInput(pagedUserInput, params, `GET ${route}`);
     const query = { user_id: p.userId, username: p.username, user_link: p.userLink, next_cursor: p.cursor };
     return userPage(execute, route, query, options);
@@ -81,7 +81,7 @@ export const verifiedFollowers = userGraph('/v3/verified-followers');
 const communityInput = z.object({ communityLink: idOrLinkInput, cursor: cursorInput }).strict();
 export type CommunityParams = z.input<typeof communityInput>;
 
-export function communityMembers(execute: Execute, params: CommunityParams, options?: CallOptions): Promise<Page<CanonicalUser>> {
+export async function communityMembers(execute: Execute, params: CommunityParams, options?: CallOptions): Promise<Page<CanonicalUser>> {
   const p = validateInput(communityInput, params, 'POST /v3/community-members');
   const body: Record<string, string> = { community_link: p.communityLink };
   if (p.cursor) body.next_cursor = p.cursor;
@@ -98,7 +98,7 @@ const infoBatchInput = z.union([
 export type InfoBatchParams = z.input<typeof infoBatchInput>;
 
 /** Up to 100 profiles; unknown or hidden accounts are absent from the answer. */
-export function infoBatch(execute: Execute, params: InfoBatchParams, options?: CallOptions): Promise<Page<CanonicalUser>> {
+export async function infoBatch(execute: Execute, params: InfoBatchParams, options?: CallOptions): Promise<Page<CanonicalUser>> {
   const p = validateInput(infoBatchInput, params, 'GET /v3/info-batch');
   const query = 'usernames' in p ? { usernames: p.usernames } : { user_ids: p.userIds };
   return execute({ method: 'GET', route: '/v3/info-batch', query, read: (json) => readPage(json, USERS, userV3Reader) }, options);
@@ -108,7 +108,7 @@ const tweetUsersInput = z.object({ tweetLink: idOrLinkInput, cursor: cursorInput
 export type TweetUsersParams = z.input<typeof tweetUsersInput>;
 
 /** Accounts that retweeted a tweet. */
-export function retweets(execute: Execute, params: TweetUsersParams, options?: CallOptions): Promise<Page<CanonicalUser>> {
+export async function retweets(execute: Execute, params: TweetUsersParams, options?: CallOptions): Promise<Page<CanonicalUser>> {
   const p = validateInput(tweetUsersInput, params, 'POST /v3/retweets');
   const body: Record<string, string> = { tweet_link: p.tweetLink };
   if (p.cursor) body.next_cursor = p.cursor;
@@ -118,7 +118,7 @@ export function retweets(execute: Execute, params: TweetUsersParams, options?: C
 const searchUsersInput = z.object({ query: queryInput, cursor: cursorInput }).strict();
 export type SearchUsersParams = z.input<typeof searchUsersInput>;
 
-export function searchUsers(execute: Execute, params: SearchUsersParams, options?: CallOptions): Promise<Page<CanonicalUser>> {
+export async function searchUsers(execute: Execute, params: SearchUsersParams, options?: CallOptions): Promise<Page<CanonicalUser>> {
   const p = validateInput(searchUsersInput, params, 'POST /v3/search-users');
   const body: Record<string, string> = { query: p.query };
   if (p.cursor) body.next_cursor = p.cursor;
@@ -128,17 +128,17 @@ export function searchUsers(execute: Execute, params: SearchUsersParams, options
 const placeInput = z.union([z.object({ id: spaceIdSchema }).strict(), z.object({ link: linkInput }).strict()]);
 export type PlaceParams = z.input<typeof placeInput>;
 
-export function place(execute: Execute, params: PlaceParams, options?: CallOptions): Promise<Space> {
+export async function place(execute: Execute, params: PlaceParams, options?: CallOptions): Promise<Space> {
   const p = validateInput(placeInput, params, 'GET /v3/place');
   const query = 'id' in p ? { id: p.id } : { link: p.link };
   return execute({ method: 'GET', route: '/v3/place', query, read: readSpace }, options);
 }
 
-export function keyUsageInfo(execute: Execute, options?: CallOptions): Promise<KeyUsage> {
+export async function keyUsageInfo(execute: Execute, options?: CallOptions): Promise<KeyUsage> {
   return execute({ method: 'GET', route: '/v3/key-usage-info', read: readUsage }, options);
 }
 
-export function usernameToId(execute: Execute, handle: string, options?: CallOptions): Promise<string> {
+export async function usernameToId(execute: Execute, handle: string, options?: CallOptions): Promise<string> {
   const h = validateInput(handleInput, handle, 'GET /v3/username-to-id/{handle}');
   return execute(
     {
@@ -151,7 +151,7 @@ export function usernameToId(execute: Execute, handle: string, options?: CallOpt
   );
 }
 
-export function idToUsername(execute: Execute, userId: string, options?: CallOptions): Promise<string> {
+export async function idToUsername(execute: Execute, userId: string, options?: CallOptions): Promise<string> {
   const id = validateInput(userIdInput, userId, 'GET /v3/id-to-username/{id}');
   return execute(
     {
@@ -164,7 +164,7 @@ export function idToUsername(execute: Execute, userId: string, options?: CallOpt
   );
 }
 
-export function linkToId(execute: Execute, link: string, options?: CallOptions): Promise<string> {
+export async function linkToId(execute: Execute, link: string, options?: CallOptions): Promise<string> {
   const l = validateInput(linkInput, link, 'GET /v3/link-to-id');
   return execute(
     {

@@ -160,7 +160,8 @@ describe('requests on the wire', () => {
       () => client.info({ userLink: 'ftp://x' }),
     ];
     for (const call of bad) {
-      const error = await failure(Promise.resolve().then(call));
+      // Called directly: a bad parameter must reject the promise, not throw synchronously.
+      const error = await failure(call());
       expect(error).toBeInstanceOf(InputError);
     }
     expect(server.requests).toHaveLength(0);
