@@ -1,5 +1,6 @@
 import { tweetIdAt, type SimMedia, type TweetTable } from '../model.ts';
 import { InputError } from '../../errors.ts';
+import { grow, IntRuns, ObjectRuns } from './columns.ts';
 import type { Lexicon } from './lexicon.ts';
 
 /** One tweet to append; the generator reuses a single row object to stay allocation-free. */
@@ -26,22 +27,6 @@ export interface TweetRow {
 }
 
 const EMPTY: readonly never[] = Object.freeze([]);
-
-type Column = BigInt64Array | Float64Array | Int32Array | Uint32Array | Uint8Array;
-
-/** Amortised doubling, so appends (test control) stay O(1) on average. */
-function grow<T extends Column>(array: T, needed: number): T {
-  if (needed <= array.length) return array;
-  const Ctor = array.constructor as new (n: number) => T;
-  const next = new Ctor(Math.max(needed, array.length * 2, 16));
-  (next as unknown as { set(a: T): void }).set(array);
-  return next;
-}
-
-function has(pool: Uint32Array | Int32Array, from: number, to: number, value: number): boolean {
-  for (let k = from; k < to; k++) if (pool[k] === value) return true;
-  return false;
-}
 
 function checkRef(i: number, ref: number): void {
   if (ref >= i || ref < -1) throw new InputError(`tweet ${i} references ${ref}, which is not an earlier tweet`);
@@ -71,19 +56,12 @@ export class ColumnarTweetTable implements TweetTable {
   #lang = new Uint8Array(0);
   #source = new Uint8Array(0);
   #flags = new Uint8Array(0);
-  // Offsets have count+1 entries: row i spans [off[i], off[i+1]).
-  #tokOff = new Uint32Array(1);
-  #tokPool = new Uint32Array(0);
-  #tagOff = new Uint32Array(1);
-  #tagPool = new Uint32Array(0);
-  #cashOff = new Uint32Array(1);
-  #cashPool = new Uint32Array(0);
-  #menOff = new Uint32Array(1);
-  #menPool = new Int32Array(0);
-  #urlOff = new Uint32Array(1);
-  readonly #urlPool: string[] = [];
-  #mediaOff = new Uint32Array(1);
-  readonly #mediaPool: SimMedia[] = [];
+  readonly #tokens = new IntRuns();
+  readonly #hashtags = new IntRuns();
+  readonly #cashtags = new IntRuns();
+  readonly #mentions = new IntRuns();
+  readonly #urls = new ObjectRuns<string>();
+  readonly #media = new ObjectRuns<SimMedia>();
   readonly #langs: string[] = [];
   readonly #sources: string[] = [];
   #lastMs = -Infinity;
@@ -121,12 +99,9 @@ export class ColumnarTweetTable implements TweetTable {
     this.#lang = grow(this.#lang, n);
     this.#source = grow(this.#source, n);
     this.#flags = grow(this.#flags, n);
-    this.#tokOff = grow(this.#tokOff, n + 1);
-    this.#tagOff = grow(this.#tagOff, n + 1);
-    this.#cashOff = grow(this.#cashOff, n + 1);
-    this.#menOff = grow(this.#menOff, n + 1);
-    this.#urlOff = grow(this.#urlOff, n + 1);
-    this.#mediaOff = grow(this.#mediaOff, n + 1);
+    for (const runs of [this.#tokens, this.#hashtags, this.#cashtags, this.#mentions, this.#urls, this.#media]) {
+      runs.reserveRows(n);
+    }
   }
 
   #small(table: string[], value: string, what: string): number {
@@ -165,54 +140,39 @@ export class ColumnarTweetTable implements TweetTable {
     this.#source[i] = this.#small(this.#sources, row.source, 'source');
     this.#flags[i] = row.flags;
     this.#appendTokens(i, row);
-    this.#urlPool.push(...row.urls);
-    this.#urlOff[i + 1] = this.#urlPool.length;
-    this.#mediaPool.push(...row.media);
-    this.#mediaOff[i + 1] = this.#mediaPool.length;
+    this.#urls.append(i, row.urls);
+    this.#media.append(i, row.media);
     this.#count = i + 1;
     return i;
   }
 
   #appendTokens(i: number, row: TweetRow): void {
-    const tokStart = this.#tokOff[i] ?? 0;
-    this.#tokPool = grow(this.#tokPool, tokStart + row.tokenCount);
-    let tags = this.#tagOff[i] ?? 0;
-    let cash = this.#cashOff[i] ?? 0;
-    let men = this.#menOff[i] ?? 0;
-    const tagStart = tags;
-    const cashStart = cash;
-    const menStart = men;
     for (let k = 0; k < row.tokenCount; k++) {
       const tok = row.tokens[k] ?? 0;
-      this.#tokPool[tokStart + k] = tok;
+      this.#tokens.add(tok);
       const ent = this.#lex.entitiesOf(tok);
       if (ent === null) continue;
-      // Each entity is listed once per tweet, in order of first appearance.
-      for (const h of ent.hashtags) {
-        if (has(this.#tagPool, tagStart, tags, h)) continue;
-        this.#tagPool = grow(this.#tagPool, tags + 1);
-        this.#tagPool[tags++] = h;
-      }
-      for (const c of ent.cashtags) {
-        if (has(this.#cashPool, cashStart, cash, c)) continue;
-        this.#cashPool = grow(this.#cashPool, cash + 1);
-        this.#cashPool[cash++] = c;
-      }
-      for (const u of ent.mentions) {
-        if (has(this.#menPool, menStart, men, u)) continue;
-        this.#menPool = grow(this.#menPool, men + 1);
-        this.#menPool[men++] = u;
-      }
+      for (const h of ent.hashtags) this.#hashtags.addUnique(i, h);
+      for (const c of ent.cashtags) this.#cashtags.addUnique(i, c);
+      for (const u of ent.mentions) this.#mentions.addUnique(i, u);
     }
-    this.#tokOff[i + 1] = tokStart + row.tokenCount;
-    this.#tagOff[i + 1] = tags;
-    this.#cashOff[i + 1] = cash;
-    this.#menOff[i + 1] = men;
+    for (const runs of [this.#tokens, this.#hashtags, this.#cashtags, this.#mentions]) runs.close(i);
   }
 
   /** Token ids of a row's text (a view into the pool: copy before appending). */
-  tokensOf(i: number): Uint32Array {
-    return this.#tokPool.subarray(this.#tokOff[i] ?? 0, this.#tokOff[i + 1] ?? 0);
+  tokensOf(i: number): Int32Array {
+    return this.#tokens.view(i);
+  }
+
+  /** Mentioned user indices as a view into the pool (no copy): for index maintenance. */
+  mentionsView(i: number): Int32Array {
+    return this.#mentions.view(i);
+  }
+  mediaCount(i: number): number {
+    return this.#media.count(i);
+  }
+  mentionCount(i: number): number {
+    return this.#mentions.end(i) - this.#mentions.start(i);
   }
 
   /** Adds to a tweet's engagement counters when a reply, quote or retweet of it is appended. */
@@ -234,12 +194,13 @@ export class ColumnarTweetTable implements TweetTable {
     return this.#author[i] ?? -1;
   }
   text(i: number): string {
-    const start = this.#tokOff[i] ?? 0;
-    const end = this.#tokOff[i + 1] ?? start;
+    const runs = this.#tokens;
+    const start = runs.start(i);
+    const end = runs.end(i);
     let out = '';
     for (let k = start; k < end; k++) {
       if (k > start) out += ' ';
-      out += this.#lex.tokens.get(this.#tokPool[k] ?? 0);
+      out += this.#lex.tokens.get(runs.at(k));
     }
     return out;
   }
@@ -277,44 +238,27 @@ export class ColumnarTweetTable implements TweetTable {
     return this.#views[i] ?? 0;
   }
   hashtags(i: number): readonly string[] {
-    return this.#names(this.#tagPool, this.#tagOff, i);
+    return this.#names(this.#hashtags, i);
   }
   cashtags(i: number): readonly string[] {
-    return this.#names(this.#cashPool, this.#cashOff, i);
+    return this.#names(this.#cashtags, i);
   }
-  #names(pool: Uint32Array, off: Uint32Array, i: number): readonly string[] {
-    const start = off[i] ?? 0;
-    const end = off[i + 1] ?? start;
+  #names(runs: IntRuns, i: number): readonly string[] {
+    const start = runs.start(i);
+    const end = runs.end(i);
     if (end <= start) return EMPTY;
     const out: string[] = [];
-    for (let k = start; k < end; k++) out.push(this.#lex.names.get(pool[k] ?? 0));
+    for (let k = start; k < end; k++) out.push(this.#lex.names.get(runs.at(k)));
     return out;
   }
-  /** Mentioned user indices as a view into the pool (no copy): for index maintenance. */
-  mentionsView(i: number): Int32Array {
-    return this.#menPool.subarray(this.#menOff[i] ?? 0, this.#menOff[i + 1] ?? 0);
-  }
-  mediaCount(i: number): number {
-    return (this.#mediaOff[i + 1] ?? 0) - (this.#mediaOff[i] ?? 0);
-  }
-  mentionCount(i: number): number {
-    return (this.#menOff[i + 1] ?? 0) - (this.#menOff[i] ?? 0);
-  }
-
   mentions(i: number): readonly number[] {
-    const start = this.#menOff[i] ?? 0;
-    const end = this.#menOff[i + 1] ?? start;
-    return end <= start ? EMPTY : Array.from(this.#menPool.subarray(start, end));
+    return this.mentionCount(i) === 0 ? EMPTY : Array.from(this.#mentions.view(i));
   }
   urls(i: number): readonly string[] {
-    const start = this.#urlOff[i] ?? 0;
-    const end = this.#urlOff[i + 1] ?? start;
-    return end <= start ? EMPTY : this.#urlPool.slice(start, end);
+    return this.#urls.get(i);
   }
   media(i: number): readonly SimMedia[] {
-    const start = this.#mediaOff[i] ?? 0;
-    const end = this.#mediaOff[i + 1] ?? start;
-    return end <= start ? EMPTY : this.#mediaPool.slice(start, end);
+    return this.#media.get(i);
   }
   source(i: number): string {
     return this.#sources[this.#source[i] ?? 0] ?? '';
