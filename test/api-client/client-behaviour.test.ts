@@ -1,0 +1,101 @@
+/** Gate hand-off, cancellation and per-attempt logging, against a raw server on port 0. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ApiClient } from '../../src/api-client/client.ts';
+import { createStaticGate } from '../../src/api-client/static-gate.ts';
+import { AbortedError, ConfigError } from '../../src/errors.ts';
+import { keyFingerprint } from '../../src/key-fingerprint.ts';
+import { createLogger } from '../../src/logger.ts';
+import { recordingGate, startRawServer, type RawServer } from './helpers.ts';
+
+const KEY = 'sk_behaviour_SECRET_55aa';
+let server: RawServer;
+let hang = false;
+
+beforeAll(async () => {
+  server = await startRawServer((_req, res) => {
+    if (hang) return; // never answers; the client must give up on its own
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ key_requests: 1, remaining_requests: 9, total_requests: 10, valid_until: '2026-12-01T00:00:00Z' }));
+  });
+});
+
+afterAll(async () => {
+  await server.close();
+});
+
+describe('gate hand-off', () => {
+  it('passes priority, jobId and signal to gate.acquire and reports the status', async () => {
+    const gate = recordingGate(KEY);
+    const client = new ApiClient({ baseUrl: server.url, gate });
+    const controller = new AbortController();
+    try {
+      const usage = await client.keyUsageInfo({ priority: 'watch', jobId: 'job-42', signal: controller.signal });
+      expect(usage.remainingRequests).toBe(9);
+      expect(usage.validUntil?.toISOString()).toBe('2026-12-01T00:00:00.000Z');
+      expect(gate.acquired).toEqual([{ priority: 'watch', jobId: 'job-42', signal: controller.signal }]);
+      expect(gate.reported).toEqual([{ fingerprint: keyFingerprint(KEY), status: 200 }]);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('the static gate takes keys in turn and refuses an empty key list', async () => {
+    const keys = ['a1', 'b2', 'c3'].map((key) => ({ key, fingerprint: keyFingerprint(key) }));
+    const gate = createStaticGate(keys);
+    const grants = [await gate.acquire(), await gate.acquire(), await gate.acquire(), await gate.acquire()];
+    expect(grants.map((g) => g.key)).toEqual(['a1', 'b2', 'c3', 'a1']);
+    expect(() => createStaticGate([])).toThrow(ConfigError);
+  });
+});
+
+describe('cancellation', () => {
+  it('aborts a request in flight with AbortedError and reports it to the gate', async () => {
+    const gate = recordingGate(KEY);
+    const client = new ApiClient({ baseUrl: server.url, gate, timeoutMs: 10_000 });
+    const controller = new AbortController();
+    hang = true;
+    try {
+      setTimeout(() => controller.abort(), 50);
+      const started = Date.now();
+      await expect(client.keyUsageInfo({ signal: controller.signal })).rejects.toBeInstanceOf(AbortedError);
+      expect(Date.now() - started).toBeLessThan(2000);
+      expect(gate.reported).toEqual([{ fingerprint: keyFingerprint(KEY), status: 0 }]);
+    } finally {
+      hang = false;
+      await client.close();
+    }
+  });
+
+  it('refuses calls after close()', async () => {
+    const client = new ApiClient({ baseUrl: server.url, gate: recordingGate(KEY) });
+    await client.close();
+    await expect(client.keyUsageInfo()).rejects.toBeInstanceOf(AbortedError);
+  });
+});
+
+describe('logging', () => {
+  it('writes one debug line per attempt with endpoint, status, ms and fingerprint, never the key', async () => {
+    const lines: string[] = [];
+    // No `secrets` given to the logger: the client itself must not hand it the key.
+    const logger = createLogger({ level: 'debug', destination: { write: (line: string) => void lines.push(line) } });
+    const client = new ApiClient({ baseUrl: server.url, gate: recordingGate(KEY), logger });
+    try {
+      await client.keyUsageInfo();
+      await client.keyUsageInfo();
+    } finally {
+      await client.close();
+    }
+    const attempts = lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === 'api attempt');
+    expect(attempts).toHaveLength(2);
+    expect(attempts[0]).toMatchObject({
+      level: 20,
+      endpoint: 'GET /v3/key-usage-info',
+      status: 200,
+      keyFingerprint: keyFingerprint(KEY),
+      attempt: 1,
+      component: 'api-client',
+    });
+    expect(typeof attempts[0]?.ms).toBe('number');
+    expect(lines.join('\n')).not.toContain(KEY);
+  });
+});
