@@ -116,3 +116,24 @@ describe('buildWorld', () => {
     expect(() => w.addTweets([{ authorHandle: 'nobody', text: 'x' }])).toThrow();
   });
 });
+
+describe('buildWorld input checks', () => {
+  it('rejects tweet times that cannot be encoded in an id', () => {
+    const users = [{ username: 'a' }];
+    expect(() => buildWorld({ users, tweets: [{ author: 'a', text: 'x', createdAtMs: 1000 }] })).toThrow(/2010/);
+    expect(() => buildWorld({ users, tweets: [{ author: 'a', text: 'x', createdAtMs: T0 + 0.5 }] })).toThrow(/whole/);
+  });
+
+  it('keeps explicit counters and text byte for byte', () => {
+    const text = 'two  spaces\nnew line #Tag\t@a';
+    const w = buildWorld({
+      users: [{ username: 'a', followersCount: 1234 }],
+      tweets: [{ author: 'a', text, createdAtMs: T0, likes: 5, replies: 9, views: 100 }],
+    });
+    expect(w.tweets.text(0)).toBe(text);
+    expect([w.tweets.likes(0), w.tweets.replies(0), w.tweets.views(0)]).toEqual([5, 9, 100]);
+    expect(w.tweets.hashtags(0)).toEqual(['tag']);
+    expect(w.tweets.mentions(0)).toEqual([0]);
+    expect(w.users[0]?.followersCount).toBe(1234);
+  });
+});

@@ -26,8 +26,12 @@ export function catalog(world: World): WorldCatalog {
     const user = world.users[u];
     return user !== undefined && !user.protected && !user.suspended && !user.deleted;
   };
-  const handles = (keep: (u: World['users'][number]) => boolean): string[] =>
-    world.users.filter(keep).slice(0, PICK).map((u) => u.username);
+  // Users with tweets first: timelines and watches are more telling with something in them.
+  const handles = (keep: (u: World['users'][number]) => boolean): string[] => {
+    const matching = world.users.filter(keep);
+    const active = matching.filter((u) => world.tweetsByAuthor(u.index).length > 0);
+    return [...active, ...matching.filter((u) => world.tweetsByAuthor(u.index).length === 0)].slice(0, PICK).map((u) => u.username);
+  };
   const t = world.tweets;
   const tweets: string[] = [];
   for (let i = 0; i < t.count && tweets.length < PICK; i++) {

@@ -1,4 +1,4 @@
-import { tweetIdAt, type SimMedia, type TweetTable } from '../model.ts';
+import { TWITTER_EPOCH_MS, tweetIdAt, type SimMedia, type TweetTable } from '../model.ts';
 import { InputError } from '../../errors.ts';
 import { grow, IntRuns, ObjectRuns } from './columns.ts';
 import type { Lexicon } from './lexicon.ts';
@@ -27,6 +27,7 @@ export interface TweetRow {
 }
 
 const EMPTY: readonly never[] = Object.freeze([]);
+const EPOCH_MS = Number(TWITTER_EPOCH_MS);
 
 function checkRef(i: number, ref: number): void {
   if (ref >= i || ref < -1) throw new InputError(`tweet ${i} references ${ref}, which is not an earlier tweet`);
@@ -116,7 +117,8 @@ export class ColumnarTweetTable implements TweetTable {
   /** Appends a row; its time must not precede the newest row. Returns the new index. */
   append(row: TweetRow): number {
     const i = this.#count;
-    if (!(row.ms >= this.#lastMs)) throw new InputError(`tweet at ${row.ms} precedes the newest at ${this.#lastMs}`);
+    if (!Number.isSafeInteger(row.ms) || row.ms < EPOCH_MS) throw new InputError(`tweet time ${row.ms} is not a whole ms after 2010-11-04`);
+    if (row.ms < this.#lastMs) throw new InputError(`tweet at ${row.ms} precedes the newest at ${this.#lastMs}`);
     checkRef(i, row.inReplyTo);
     checkRef(i, row.quoted);
     checkRef(i, row.retweeted);
