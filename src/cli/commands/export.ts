@@ -1,0 +1,93 @@
+/**
+ * `harvest export <job-id> --format csv|jsonl [--out FILE]`: a job's tweets as flat, stable
+ * columns (src/store/export.ts lists them). Needs Postgres only, so Redis being down does not
+ * stop an export. With --out the file appears whole or not at all: rows go to a temporary file
+ * beside it, which is synced and renamed over FILE only once the COPY has finished.
+ */
+import { randomBytes } from 'node:crypto';
+import { open, rename, stat, unlink } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import type { Command } from 'commander';
+import { InputError } from '../../errors.ts';
+import { createPool, withClient, type Pool } from '../../store/db.ts';
+import { exportJobTweets, type ExportFormat } from '../../store/export.ts';
+import { getJob } from '../../store/jobs.ts';
+import { cliRuntime, onShutdownSignal, type CliState } from '../context.ts';
+import { parseFormat, parseJobId } from '../inputs.ts';
+
+async function parseOutPath(raw: string): Promise<string> {
+  if (raw.trim() === '') throw new InputError('--out: expected a file path, got ""');
+  const existing = await stat(raw).catch(() => null);
+  if (existing?.isDirectory()) throw new InputError(`--out: expected a file path, got the directory ${JSON.stringify(raw)}`);
+  const parent = await stat(dirname(raw)).catch(() => null);
+  if (!parent?.isDirectory()) throw new InputError(`--out: the directory ${JSON.stringify(dirname(raw))} does not exist`);
+  return raw;
+}
+
+/** Writes to `.<name>.<random>.tmp` in the target's directory (same filesystem, so rename is atomic). */
+export async function exportToFile(
+  pool: Pool,
+  jobId: string,
+  format: ExportFormat,
+  out: string,
+  signal?: AbortSignal,
+): Promise<{ rows: number }> {
+  const temp = join(dirname(out), `.${basename(out)}.${randomBytes(6).toString('hex')}.tmp`);
+  const handle = await open(temp, 'wx', 0o644);
+  try {
+    // flush: fsync before the stream closes the file, so the rename never exposes unwritten data.
+    const file = handle.createWriteStream({ flush: true });
+    const result = await exportJobTweets(pool, jobId, format, file, signal ? { signal } : {});
+    await rename(temp, out);
+    return result;
+  } catch (error) {
+    await handle.close().catch(() => undefined);
+    await unlink(temp).catch(() => undefined);
+    throw error;
+  }
+}
+
+const isBrokenPipe = (error: unknown): boolean =>
+  error instanceof Error && 'code' in error && (error as NodeJS.ErrnoException).code === 'EPIPE';
+
+export function registerExportCommand(program: Command, state: CliState): void {
+  program
+    .command('export')
+    .description("a job's tweets as flat, stable columns (docs/export.md), ordered by tweet id")
+    .argument('<job-id>')
+    .requiredOption('--format <format>', 'csv (with a header line) or jsonl (one JSON object per line)')
+    .option('--out <file>', 'write to FILE, replaced atomically when complete (default: stdout)')
+    .action(async (id: string, o: { format: string; out?: string }) => {
+      const jobId = parseJobId(id);
+      const format = parseFormat(o.format);
+      const out = o.out === undefined ? undefined : await parseOutPath(o.out);
+      const { config } = cliRuntime({ quiet: true });
+      const pool = createPool(config.databaseUrl, { max: 1, applicationName: 'harvest-export' });
+      const abort = new AbortController();
+      const removeHandlers = onShutdownSignal(() => abort.abort());
+      try {
+        const job = await withClient(pool, (client) => getJob(client, jobId));
+        if (!job) {
+          console.error(`harvest: no job ${jobId}`);
+          state.exitCode = 1;
+          return;
+        }
+        const { rows } = out
+          ? await exportToFile(pool, jobId, format, out, abort.signal)
+          : await exportJobTweets(pool, jobId, format, process.stdout, { end: false, signal: abort.signal });
+        console.error(`${rows} rows → ${out ?? 'stdout'}`);
+      } catch (error) {
+        // `harvest export 1 --format csv | head` closes the pipe early: that is the reader's choice.
+        if (out === undefined && isBrokenPipe(error)) return;
+        if (abort.signal.aborted) {
+          console.error(`harvest: export interrupted${out ? `; ${out} left untouched` : ''}`);
+          state.exitCode = 130;
+          return;
+        }
+        throw error;
+      } finally {
+        removeHandlers();
+        await pool.end().catch(() => undefined);
+      }
+    });
+}

@@ -1,0 +1,145 @@
+/**
+ * `harvest export`: a job's tweets streamed straight out of Postgres with COPY, so memory stays
+ * flat whatever the row count (the server produces the bytes, pg-copy-streams hands them on in
+ * chunks, `pipeline()` pauses the COPY whenever the destination is full).
+ *
+ * Columns, in this order, identical in both formats (see docs/export.md):
+ *   tweet_id               text     tweet id (ids are always text: 19 digits exceed 2^53)
+ *   created_at             text     ISO 8601 UTC with milliseconds, e.g. 2026-08-02T13:30:00.000Z
+ *   author_id              text     author account id, empty/null when unknown
+ *   author_username        text     author handle as last seen
+ *   author_display_name    text     author display name as last seen
+ *   author_followers_count number   author followers at the last observation
+ *   full_text              text     full text, verbatim
+ *   lang                   text     language code
+ *   conversation_id        text     id of the tweet that started the conversation
+ *   in_reply_to_tweet_id   text     id of the tweet replied to
+ *   quoted_tweet_id        text     id of the quoted tweet
+ *   retweeted_tweet_id     text     id of the retweeted tweet
+ *   like_count, retweet_count, reply_count, quote_count, view_count, bookmark_count   number
+ *   hashtags               text     space-joined, without #
+ *   mentions               text     space-joined handles, lower-case, without @
+ *   urls                   text     space-joined links
+ *   first_seen_at          text     ISO 8601 UTC: when THIS job first found the tweet
+ * Rows are ordered by tweet id (ascending, i.e. oldest first). In CSV a missing value is an empty
+ * field; in JSONL it is null. New columns are only ever appended.
+ */
+import type { Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { to as copyTo } from 'pg-copy-streams';
+import { withClient, type Pool } from './db.ts';
+
+export type ExportFormat = 'csv' | 'jsonl';
+
+export const EXPORT_COLUMNS = [
+  'tweet_id',
+  'created_at',
+  'author_id',
+  'author_username',
+  'author_display_name',
+  'author_followers_count',
+  'full_text',
+  'lang',
+  'conversation_id',
+  'in_reply_to_tweet_id',
+  'quoted_tweet_id',
+  'retweeted_tweet_id',
+  'like_count',
+  'retweet_count',
+  'reply_count',
+  'quote_count',
+  'view_count',
+  'bookmark_count',
+  'hashtags',
+  'mentions',
+  'urls',
+  'first_seen_at',
+] as const;
+
+const iso = (column: string): string => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+/** `jobLiteral` is an already-escaped SQL literal: COPY takes no bind parameters. */
+function selectSql(jobLiteral: string): string {
+  return `SELECT
+    t.id::text AS tweet_id,
+    ${iso('t.created_at')} AS created_at,
+    t.author_id::text AS author_id,
+    u.username AS author_username,
+    u.display_name AS author_display_name,
+    u.followers_count AS author_followers_count,
+    t.full_text,
+    t.lang,
+    t.conversation_id::text AS conversation_id,
+    t.in_reply_to_tweet_id::text AS in_reply_to_tweet_id,
+    t.quoted_tweet_id::text AS quoted_tweet_id,
+    t.retweeted_tweet_id::text AS retweeted_tweet_id,
+    t.like_count,
+    t.retweet_count,
+    t.reply_count,
+    t.quote_count,
+    t.view_count,
+    t.bookmark_count,
+    array_to_string(t.hashtags, ' ') AS hashtags,
+    array_to_string(t.mentions, ' ') AS mentions,
+    array_to_string(t.urls, ' ') AS urls,
+    ${iso('jt.first_seen_at')} AS first_seen_at
+  FROM job_tweets jt
+  JOIN tweets t ON t.id = jt.tweet_id
+  LEFT JOIN users u ON u.id = t.author_id
+  WHERE jt.job_id = ${jobLiteral}::bigint
+  ORDER BY jt.tweet_id`;
+}
+
+/**
+ * JSONL rides on CSV mode with a quote and a delimiter that JSON text can never contain raw (JSON
+ * escapes every control character as \u00XX) and that is never empty, so COPY emits each
+ * row_to_json value verbatim: text mode would double every backslash instead.
+ */
+function copySql(format: ExportFormat, jobLiteral: string): string {
+  const select = selectSql(jobLiteral);
+  return format === 'csv'
+    ? `COPY (${select}) TO STDOUT WITH (FORMAT csv, HEADER true)`
+    : `COPY (SELECT row_to_json(r)::text FROM (${select}) r) TO STDOUT WITH (FORMAT csv, QUOTE e'\\x01', DELIMITER e'\\x02')`;
+}
+
+export interface ExportOptions {
+  /** End `writable` when the rows are written (default true; false for process.stdout). */
+  end?: boolean;
+  signal?: AbortSignal;
+}
+
+/**
+ * Streams one job's tweets into `writable` as CSV (with a header line) or JSON lines. The whole
+ * export is one statement, so it reads one consistent snapshot even while workers keep writing.
+ */
+export async function exportJobTweets(
+  pool: Pool,
+  jobId: string,
+  format: ExportFormat,
+  writable: Writable | NodeJS.WritableStream,
+  options: ExportOptions = {},
+): Promise<{ rows: number }> {
+  // Validated digits, then quoted by the driver: the only value ever spliced into this SQL.
+  if (!/^[1-9][0-9]{0,18}$/.test(jobId)) throw new RangeError(`not a job id: ${JSON.stringify(jobId)}`);
+  try {
+    return await withClient(pool, async (client) => {
+      const stream = client.query(copyTo(copySql(format, client.escapeLiteral(jobId))));
+      try {
+        await pipeline(stream, writable, { end: options.end ?? true, ...(options.signal ? { signal: options.signal } : {}) });
+      } catch (error) {
+        // A COPY cut off midway (EPIPE, abort, disk full) leaves the connection mid-protocol; a
+        // code-less wrapper makes withClient destroy it instead of pooling it.
+        throw new InterruptedCopy(error);
+      }
+      return { rows: stream.rowCount };
+    });
+  } catch (error) {
+    throw error instanceof InterruptedCopy ? error.cause : error;
+  }
+}
+
+class InterruptedCopy extends Error {
+  constructor(cause: unknown) {
+    super('export interrupted', { cause });
+  }
+}
