@@ -10,7 +10,9 @@ import type { ApiClient } from '../api-client/index.ts';
 import type { RequestPriority } from '../api-client/gate.ts';
 import { AppError, ErrorCode } from '../errors.ts';
 import type { Logger } from '../logger.ts';
+import type { AttemptRecord } from '../api-client/index.ts';
 import { commitPage } from '../store/commit-page.ts';
+import { recordRequests } from '../store/jobs.ts';
 import type { Pool } from '../store/db.ts';
 import {
   activeSliceCount,
@@ -105,7 +107,7 @@ export async function runSlice(sliceId: string, deps: SliceRunnerDeps): Promise<
 async function commitAndDecide(
   slice: SliceForRun,
   page: FetchedPage,
-  attempts: Awaited<ReturnType<typeof withAttempts>>['attempts'],
+  attempts: AttemptRecord[],
   deps: SliceRunnerDeps,
   log: Logger,
 ): Promise<Step> {
@@ -154,7 +156,9 @@ async function commitAndDecide(
     });
   } catch (error) {
     if (error instanceof AppError && error.code === ErrorCode.STALE_SLICE) {
-      log.info('slice moved on under another worker; dropping this page');
+      // The page is dropped, but its requests were spent: account for them all the same.
+      await accountAttempts(deps.pool, slice, attempts);
+      log.info('slice moved on (another worker, or the job ended); dropping this page');
       return { kind: 'stop', outcome: { kind: 'done' } };
     }
     throw error;
@@ -211,8 +215,10 @@ async function maybeSplit(slice: SliceForRun, page: FetchedPage, deps: SliceRunn
 async function onFetchError(error: unknown, slice: SliceForRun, deps: SliceRunnerDeps, log: Logger): Promise<Step> {
   const code = error instanceof AppError ? error.code : undefined;
   const message = error instanceof Error ? error.message : String(error);
-  const spent = attemptsOf(error);
-  if (spent.length > 0) log.debug({ attempts: spent.length }, 'attempts spent on a failed page');
+  // Every attempt of a failed page cost a request: record them before steering the slice.
+  await accountAttempts(deps.pool, slice, attemptsOf(error)).catch((e: unknown) =>
+    log.warn({ err: e }, 'could not record the requests of a failed page'),
+  );
   switch (code) {
     case ErrorCode.API_NOT_FOUND:
       await finishSlice(deps.pool, {
@@ -250,6 +256,22 @@ async function onFetchError(error: unknown, slice: SliceForRun, deps: SliceRunne
       // back to the queue with backoff; the final attempt marks the slice failed.
       throw error;
   }
+}
+
+async function accountAttempts(pool: Pool, slice: SliceForRun, attempts: readonly AttemptRecord[]): Promise<void> {
+  if (attempts.length === 0) return;
+  await recordRequests(
+    pool,
+    attempts.map((a) => ({
+      endpoint: a.endpoint,
+      keyFingerprint: a.keyFingerprint,
+      status: a.status,
+      durationMs: a.durationMs,
+      at: a.at,
+      jobId: slice.jobId,
+      sliceId: slice.id,
+    })),
+  );
 }
 
 /** Called by the queue adapter when a slice's last attempt failed. */

@@ -286,6 +286,9 @@ export async function startWatchPass(
   makeSlice: (w: WatchForPass) => { kind: string; params: Record<string, unknown> },
 ): Promise<{ sliceId: string; started: boolean } | null> {
   return withTransaction(pool, async (client) => {
+    // Lock first, then read in a new statement: in READ COMMITTED a statement that waited for the
+    // lock still reads with its old snapshot and would miss the pass a concurrent tick just made.
+    await client.query('SELECT 1 FROM watches WHERE job_id = $1::bigint FOR UPDATE', [jobId]);
     const { rows } = await client.query<{
       status: JobStatus;
       params: unknown;
@@ -297,8 +300,7 @@ export async function startWatchPass(
       `SELECT j.status, j.params, w.enabled, w.high_watermark_id::text, w.passes,
               (SELECT id::text FROM job_slices WHERE job_id = j.id AND status IN ('pending', 'running') ORDER BY id LIMIT 1) AS active
          FROM watches w JOIN jobs j ON j.id = w.job_id
-        WHERE w.job_id = $1::bigint
-          FOR UPDATE OF w`,
+        WHERE w.job_id = $1::bigint`,
       [jobId],
     );
     const r = rows[0];

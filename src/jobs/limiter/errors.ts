@@ -29,3 +29,16 @@ export class BudgetExhaustedError extends AppError {
     this.jobId = jobId;
   }
 }
+
+/** Every configured key was refused (401): nothing will grant until the configuration changes. */
+export class KeysRefusedError extends AppError {
+  readonly fingerprints: readonly string[];
+
+  constructor(fingerprints: readonly string[]) {
+    super(
+      ErrorCode.API_AUTH_FAILED,
+      `every API key was refused by the service (401): ${fingerprints.join(', ')}; check HARVEST_API_KEYS`,
+    );
+    this.fingerprints = fingerprints;
+  }
+}

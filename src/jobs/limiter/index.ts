@@ -1,3 +1,3 @@
 export { createRedisGate, RedisGate } from './redis-gate.ts';
 export type { KeyState, QuotaSyncResult, RedisGateOptions, RedisGrant, Usage } from './redis-gate.ts';
-export { BudgetExhaustedError, QuotaExhaustedError } from './errors.ts';
+export { BudgetExhaustedError, KeysRefusedError, QuotaExhaustedError } from './errors.ts';

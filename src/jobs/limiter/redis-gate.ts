@@ -9,7 +9,7 @@ import type { AcquireOptions, AttemptOutcome, Grant, RequestGate } from '../../a
 import type { ApiKeyConfig } from '../../config.ts';
 import { AbortedError, ConfigError } from '../../errors.ts';
 import { silentLogger, type Logger } from '../../logger.ts';
-import { BudgetExhaustedError, QuotaExhaustedError } from './errors.ts';
+import { BudgetExhaustedError, KeysRefusedError, QuotaExhaustedError } from './errors.ts';
 import { defineLimiterScripts, type AcquireMode, type KeyRedisNames, type LimiterScripts } from './scripts.ts';
 
 export interface RedisGateOptions {
@@ -243,17 +243,23 @@ export class RedisGate implements RequestGate {
             const key = this.#secrets.get(reply.fingerprint);
             if (key === undefined) throw new Error(`limiter granted an unconfigured key ${reply.fingerprint}`);
             if (reply.quotaUnknown) this.#warnUnknownQuota(reply.fingerprint);
-            // The slot is ours; an abort while waiting for it spends it (conservative for quota).
-            if (reply.delayMs > 0) await sleep(Math.ceil(reply.delayMs), signal);
+            // The slot is ours and at most half an interval away: wait for it even when aborted,
+            // so a grant that spent quota and budget is always handed out and used.
+            if (reply.delayMs > 0) await sleep(Math.ceil(reply.delayMs), undefined);
             return { grant: { key, fingerprint: reply.fingerprint, slotAt: reply.slotAt }, grantedBefore: reply.grantedBefore };
           }
           case 'wait':
             registered = mode === 'watch';
             await sleep(Math.min(Math.max(Math.ceil(reply.waitMs), 1), MAX_POLL_MS), signal);
             break;
-          case 'exhausted':
+          case 'exhausted': {
             registered = false;
+            // Rare path: tell "every key refused (401)" apart from "quota spent", since the
+            // first fails jobs at once and the second only parks them.
+            const states = await this.keyStates();
+            if (states.length > 0 && states.every((st) => st.disabled)) throw new KeysRefusedError(states.map((st) => st.fingerprint));
             throw new QuotaExhaustedError(reply.retryAt);
+          }
           case 'budget':
             registered = false;
             throw new BudgetExhaustedError(jobId ?? '');

@@ -1,0 +1,86 @@
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { main } from '../../src/cli/main.ts';
+import { startHarness, type Harness } from '../helpers/harness.ts';
+
+const BAD: string[][] = [
+  ['search'],
+  ['search', ''],
+  ['search', '   '],
+  ['search', 'btc', '--since', '2026-02-30'],
+  ['search', 'btc', '--since', '2026/01/01'],
+  ['search', 'btc', '--until', 'yesterday'],
+  ['search', 'btc', '--since', '2026-05-02', '--until', '2026-05-01'],
+  ['search', 'btc', '--since', '2026-05-01', '--until', '2026-05-01'],
+  ['search', 'btc', '--order', 'oldest'],
+  ['search', 'btc', '--max-tweets', '0'],
+  ['search', 'btc', '--max-tweets', '-5'],
+  ['search', 'btc', '--max-tweets', '1e3'],
+  ['search', 'btc', '--max-requests', '12abc'],
+  ['search', 'btc', '--max-requests', '9007199254740993'],
+  ['search', '(btc OR eth', '--since', '2026-01-01'],
+  ['search', '"unbalanced', '--since', '2026-01-01'],
+  ['search', 'btc since:2026-01-01', '--since', '2026-01-01'],
+  ['search', 'btc', '--bogus'],
+  ['search', 'btc', '--concurrency', '0'],
+  ['mentions', 'not a handle'],
+  ['mentions', '@this_handle_is_far_too_long'],
+  ['mentions', 'jack', '--every', '10s'],
+  ['mentions', 'jack', '--every', 'often'],
+  ['mentions', 'jack', '--min-likes', '-1'],
+  ['mentions', 'jack', '--min-retweets', 'many'],
+  ['user', 'https://x.com/home'],
+  ['user', 'https://example.com/jack'],
+  ['user', '0123'],
+  ['user', 'jack', '--max-tweets', 'all'],
+  ['list', 'https://x.com/i/communities/123'],
+  ['list', 'abc'],
+  ['community', 'https://x.com/i/lists/123'],
+  ['replies', 'https://x.com/jack/likes'],
+  ['replies', '12.5'],
+  ['replies', '123456789012345678901'],
+  ['hydrate', '/nonexistent/file.txt'],
+  ['status', 'abc'],
+  ['pause', '-1'],
+  ['cancel', '99999999999999999999'],
+  ['export', '1', '--format', 'xml'],
+  ['frobnicate'],
+];
+
+describe('bad command lines', () => {
+  let h: Harness;
+  const saved = { ...process.env };
+  beforeAll(async () => {
+    h = await startHarness();
+    Object.assign(process.env, h.env);
+  });
+  afterAll(async () => {
+    process.env = saved;
+    await h?.close();
+  });
+
+  it.each(BAD.map((argv) => [argv.join(' '), argv] as const))('%s → one clear line, non-zero exit, nothing enqueued', async (_name, argv) => {
+    const lines: string[] = [];
+    const err = vi.spyOn(console, 'error').mockImplementation((...a: unknown[]) => void lines.push(a.join(' ')));
+    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      lines.push(String(chunk));
+      return true;
+    });
+    const out = vi.spyOn(console, 'log').mockImplementation(() => undefined);
+    let code: number;
+    try {
+      code = await main(argv);
+    } finally {
+      err.mockRestore();
+      stderr.mockRestore();
+      out.mockRestore();
+    }
+    expect(code).not.toBe(0);
+    const text = lines.join('').trim();
+    expect(text.length).toBeGreaterThan(0);
+    expect(text).not.toMatch(/\n\s+at /); // no stack trace
+    const { rows } = await h.services.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM jobs');
+    expect(rows[0]!.n).toBe(0);
+    const counts = await h.services.queues.counts();
+    expect(Object.values(counts.backfill).reduce((a, b) => a + b, 0)).toBe(0);
+  });
+});

@@ -1,0 +1,116 @@
+/**
+ * Everything a jobs test needs, isolated: the simulator on a loopback port, a fresh migrated
+ * database, a random Redis prefix, and the services the CLI and worker use, all pointed at them.
+ * close() removes every Redis key of the prefix and drops the database.
+ */
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { loadConfig, type Config } from '../../src/config.ts';
+import { Harvester, type HarvesterOptions } from '../../src/jobs/harvester.ts';
+import { openServices, type Services } from '../../src/jobs/services.ts';
+import { planContext } from '../../src/jobs/harvester.ts';
+import { submitJob, type SubmitInput } from '../../src/jobs/submit.ts';
+import { silentLogger } from '../../src/logger.ts';
+import { startSimulator, type RunningSimulator, type SimulatorOptions } from '../../src/simulator/index.ts';
+import { jobSnapshot, type JobSnapshot } from '../../src/store/job-status.ts';
+import { createTestDatabase, type TestDatabase } from './database.ts';
+
+export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+export interface Harness {
+  sim: RunningSimulator;
+  db: TestDatabase;
+  config: Config;
+  services: Services;
+  prefix: string;
+  /** Environment for a child `harvest` process pointed at the same simulator, database and prefix. */
+  env: Record<string, string>;
+  submit(input: SubmitInput): Promise<string>;
+  /** Runs an in-process worker until the job reaches one of `until` (default: an end state). */
+  runUntil(jobId: string, options?: { until?: string[]; timeoutMs?: number; harvester?: Partial<HarvesterOptions> }): Promise<JobSnapshot>;
+  close(): Promise<void>;
+}
+
+export async function deleteRedisPrefix(url: string, prefix: string): Promise<void> {
+  const redis = new Redis(url, { maxRetriesPerRequest: 1 });
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length > 0) await redis.del(...keys);
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
+}
+
+export async function startHarness(
+  options: { simulator?: SimulatorOptions; keys?: string[]; rate?: number; env?: Record<string, string> } = {},
+): Promise<Harness> {
+  const keys = options.keys ?? ['test-key-1'];
+  const sim = await startSimulator({ keys, seed: 7, scale: 'small', ...options.simulator });
+  const db = await createTestDatabase();
+  const prefix = `htest_${randomBytes(5).toString('hex')}`;
+  const env: Record<string, string> = {
+    HARVEST_BASE_URL: sim.url,
+    HARVEST_API_KEYS: keys.join(','),
+    DATABASE_URL: db.url,
+    REDIS_URL,
+    HARVEST_REDIS_PREFIX: prefix,
+    HARVEST_RATE_PER_KEY: String(options.rate ?? 20),
+    HARVEST_LOG_LEVEL: 'silent',
+    HARVEST_LOCK_DURATION_MS: '3000',
+    ...options.env,
+  };
+  const config = loadConfig(env, { dotenv: false });
+  const services = await openServices(config, silentLogger);
+  const harness: Harness = {
+    sim,
+    db,
+    config,
+    services,
+    prefix,
+    env,
+    async submit(input) {
+      const { jobId } = await submitJob(
+        { pool: services.pool, queues: services.queues, budgets: services.gate, planContext: await planContext(services) },
+        input,
+      );
+      return jobId;
+    },
+    async runUntil(jobId, o = {}) {
+      const until = new Set(o.until ?? ['completed', 'failed', 'cancelled', 'paused', 'paused_quota']);
+      const harvester = new Harvester(services, { concurrency: 8, quotaSyncMs: 3_600_000, ...o.harvester });
+      await harvester.start();
+      const deadline = Date.now() + (o.timeoutMs ?? 20_000);
+      try {
+        for (;;) {
+          const snap = await jobSnapshot(services.pool, jobId);
+          if (snap && until.has(snap.status)) return snap;
+          if (Date.now() > deadline) throw new Error(`job ${jobId} still ${snap?.status} after ${o.timeoutMs ?? 20_000} ms`);
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      } finally {
+        await harvester.stop();
+      }
+    },
+    async close() {
+      await services.queues.obliterate().catch(() => undefined);
+      await services.close();
+      await deleteRedisPrefix(REDIS_URL, prefix);
+      await db.drop();
+      await sim.close();
+    },
+  };
+  return harness;
+}
+
+/** Ids (as strings) of the tweets a job found, sorted. */
+export async function jobTweetIds(h: Harness, jobId: string): Promise<string[]> {
+  const { rows } = await h.services.pool.query<{ id: string }>(
+    'SELECT tweet_id::text AS id FROM job_tweets WHERE job_id = $1::bigint ORDER BY tweet_id',
+    [jobId],
+  );
+  return rows.map((r) => r.id);
+}

@@ -1,0 +1,103 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { World } from '../../src/simulator/model.ts';
+import { jobTweetIds, startHarness, type Harness } from '../helpers/harness.ts';
+
+const visible = (w: World, i: number) => {
+  const u = w.users[i]!;
+  return !u.protected && !u.suspended && !u.deleted;
+};
+
+async function count(h: Harness, sql: string, params: unknown[]): Promise<number> {
+  const { rows } = await h.services.pool.query<{ n: number }>(sql, params);
+  return rows[0]!.n;
+}
+
+describe('job kinds end to end', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness();
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it('list: tweets, members and followers (200 a page), with edges', async () => {
+    const w = h.sim.world;
+    const list = [...w.lists].sort((a, b) => b.followers.length - a.followers.length)[0]!;
+    expect(list.followers.length).toBeGreaterThan(200);
+    const jobId = await h.submit({ kind: 'list', params: { listId: list.id } });
+    const snap = await h.runUntil(jobId);
+    expect(snap.status).toBe('completed');
+    const members = await count(h, 'SELECT count(*)::int AS n FROM list_members WHERE list_id = $1::bigint', [list.id]);
+    const followers = await count(h, 'SELECT count(*)::int AS n FROM list_followers WHERE list_id = $1::bigint', [list.id]);
+    // The service lists protected accounts in memberships but not suspended or deleted ones.
+    const listed = (i: number) => !w.users[i]!.suspended && !w.users[i]!.deleted;
+    expect(members).toBe(list.members.filter(listed).length);
+    expect(followers).toBe(list.followers.filter(listed).length);
+    expect((await jobTweetIds(h, jobId)).length).toBeGreaterThan(0);
+  });
+
+  it('community: members', async () => {
+    const w = h.sim.world;
+    const community = [...w.communities].sort((a, b) => b.members.length - a.members.length)[0]!;
+    const jobId = await h.submit({ kind: 'community', params: { communityId: community.id } });
+    const snap = await h.runUntil(jobId);
+    expect(snap.status).toBe('completed');
+    const members = await count(h, 'SELECT count(*)::int AS n FROM community_members WHERE community_id = $1::bigint', [community.id]);
+    expect(members).toBeGreaterThan(20);
+    expect(members).toBeLessThanOrEqual(community.members.length);
+  });
+
+  it('user: profile and the whole timeline', async () => {
+    const w = h.sim.world;
+    const user = w.users.filter((u) => visible(w, u.index)).sort((a, b) => w.tweetsByAuthor(b.index).length - w.tweetsByAuthor(a.index).length)[0]!;
+    const jobId = await h.submit({ kind: 'user', params: { target: { username: user.username } } });
+    const snap = await h.runUntil(jobId);
+    expect(snap.status).toBe('completed');
+    const profile = await h.services.pool.query('SELECT username, followers_count FROM users WHERE id = $1::bigint', [user.id]);
+    expect(profile.rows[0]).toMatchObject({ username: user.username });
+    const own = await count(h, 'SELECT count(*)::int AS n FROM job_tweets jt JOIN tweets t ON t.id = jt.tweet_id WHERE jt.job_id = $1 AND t.author_id = $2::bigint', [jobId, user.id]);
+    expect(own).toBe(w.tweetsByAuthor(user.index).length);
+  });
+
+  it('user: a protected account is recorded as missing and the job completes with that note', async () => {
+    const w = h.sim.world;
+    const hidden = w.users.find((u) => u.protected)!;
+    const jobId = await h.submit({ kind: 'user', params: { target: { username: hidden.username } } });
+    const snap = await h.runUntil(jobId);
+    expect(snap.status).toBe('completed');
+    expect(snap.note).toMatch(/404/);
+    expect(snap.tweets).toBe(0);
+  });
+
+  it('replies: the listing and the conversation search, deduplicated', async () => {
+    const w = h.sim.world;
+    let root = -1;
+    let best = 0;
+    for (let i = 0; i < w.tweets.count; i++) {
+      if (w.tweets.inReplyTo(i) !== -1 || !visible(w, w.tweets.author(i))) continue;
+      const n = w.conversationReplies(i).length;
+      if (n > best) [root, best] = [i, n];
+    }
+    expect(best).toBeGreaterThan(20);
+    const jobId = await h.submit({ kind: 'replies', params: { tweetId: w.tweets.idString(root) } });
+    const snap = await h.runUntil(jobId);
+    expect(snap.status).toBe('completed');
+    const expected = w.conversationReplies(root).filter((i) => visible(w, w.tweets.author(i))).map((i) => w.tweets.idString(i));
+    const got = new Set(await jobTweetIds(h, jobId));
+    for (const id of expected) expect(got.has(id)).toBe(true);
+  });
+
+  it('hydrate: 100 ids a request, missing ids noted', async () => {
+    const w = h.sim.world;
+    const ids: string[] = [];
+    for (let i = 0; i < w.tweets.count && ids.length < 230; i += 7) if (visible(w, w.tweets.author(i))) ids.push(w.tweets.idString(i));
+    const before = h.sim.control.requestLog().filter((r) => r.path.includes('tweet-info-bulk')).length;
+    const jobId = await h.submit({ kind: 'hydrate', params: { ids: [...ids, '1999999999999999999'] } });
+    const snap = await h.runUntil(jobId);
+    expect(snap.status).toBe('completed');
+    expect(h.sim.control.requestLog().filter((r) => r.path.includes('tweet-info-bulk')).length - before).toBe(3);
+    expect(await jobTweetIds(h, jobId)).toEqual([...ids].sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1)));
+    expect(snap.note).toMatch(/not returned/);
+  });
+});

@@ -1,0 +1,63 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runWatchTick } from '../../src/jobs/watch.ts';
+import { jobTweetIds, startHarness, type Harness } from '../helpers/harness.ts';
+
+describe('mention watch', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness();
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  const mentionCalls = () => h.sim.control.requestLog().filter((r) => r.path === '/v3/mentions').length;
+
+  it('first pass reads back to --since, later passes fetch only what is new, an idle pass costs one request', async () => {
+    const w = h.sim.world;
+    const target = [...w.users]
+      .filter((u) => !u.protected && !u.suspended && !u.deleted)
+      .sort((a, b) => w.mentionsOf(b.index).length - w.mentionsOf(a.index).length)[0]!;
+    const jobId = await h.submit({ kind: 'mentions', params: { handle: target.username, everySeconds: 3600, since: '2026-09-01' } });
+    const first = await h.runUntil(jobId, { until: ['scheduled', 'failed'] });
+    expect(first.status).toBe('scheduled');
+    const firstIds = await jobTweetIds(h, jobId);
+    expect(firstIds.length).toBeGreaterThan(20);
+
+    // An idle pass: exactly one request.
+    let calls = mentionCalls();
+    await runWatchTick(jobId, { pool: h.services.pool, queues: h.services.queues });
+    const idle = await h.runUntil(jobId, { until: ['scheduled', 'failed'] });
+    expect(idle.status).toBe('scheduled');
+    expect(mentionCalls() - calls).toBe(1);
+    expect(await jobTweetIds(h, jobId)).toEqual(firstIds);
+
+    // New mentions arrive: the next pass stores exactly those and stops at the watermark.
+    const author = w.users.find((u) => !u.protected && !u.suspended && !u.deleted && u.index !== target.index)!;
+    const added = h.sim.control.addTweets(
+      Array.from({ length: 25 }, (_, i) => ({ authorHandle: author.username, text: `hello @${target.username} number ${i}` })),
+    );
+    calls = mentionCalls();
+    await runWatchTick(jobId, { pool: h.services.pool, queues: h.services.queues });
+    const second = await h.runUntil(jobId, { until: ['scheduled', 'failed'] });
+    expect(second.status).toBe('scheduled');
+    const after = await jobTweetIds(h, jobId);
+    expect(after.length).toBe(firstIds.length + added.length);
+    expect(mentionCalls() - calls).toBe(2); // 25 new = two pages of 20
+    expect(second.watch?.passes).toBe(3);
+  });
+
+  it('two ticks at once start one pass (passes never overlap)', async () => {
+    const w = h.sim.world;
+    const target = w.users.find((u) => !u.protected && !u.suspended && !u.deleted && w.mentionsOf(u.index).length > 3)!;
+    const jobId = await h.submit({ kind: 'mentions', params: { handle: target.username, everySeconds: 3600 } });
+    await h.runUntil(jobId, { until: ['scheduled', 'failed'] });
+    const [a, b] = await Promise.all([
+      runWatchTick(jobId, { pool: h.services.pool, queues: h.services.queues }),
+      runWatchTick(jobId, { pool: h.services.pool, queues: h.services.queues }),
+    ]);
+    expect(a).toBe(b);
+    const { rows } = await h.services.pool.query("SELECT count(*)::int AS n FROM job_slices WHERE job_id = $1 AND status IN ('pending','running')", [jobId]);
+    expect(rows[0].n).toBe(1);
+  });
+});

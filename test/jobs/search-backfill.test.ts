@@ -1,0 +1,51 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { jobTweetIds, startHarness, type Harness } from '../helpers/harness.ts';
+import { expectedSearchIds } from './ground-truth.ts';
+
+describe('search backfill', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness();
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it('stores exactly the tweets the query matches over the date range, in parallel slices', async () => {
+    const expected = expectedSearchIds(h.sim.world, 'lang:en since:2026-10-01 until:2026-10-15');
+    expect(expected.length).toBeGreaterThan(100);
+    const jobId = await h.submit({ kind: 'search', params: { query: 'lang:en', since: '2026-10-01', until: '2026-10-15' } });
+    const snap = await h.runUntil(jobId, { timeoutMs: 60_000 });
+    expect(snap.status).toBe('completed');
+    expect(await jobTweetIds(h, jobId)).toEqual(expected);
+    expect(snap.tweets).toBe(expected.length);
+    // ids above 2^53 arrive exact: they equal the simulator's own
+    expect(expected.some((id) => BigInt(id) > BigInt(Number.MAX_SAFE_INTEGER))).toBe(true);
+    const slices = await h.services.pool.query('SELECT count(*)::int AS n FROM job_slices WHERE job_id = $1', [jobId]);
+    expect(slices.rows[0].n).toBeGreaterThan(1);
+    // every request of the job is accounted for, and the simulator saw no 429
+    const stats = h.sim.control.stats();
+    expect(stats.byStatus['429'] ?? 0).toBe(0);
+    const accounted = await h.services.pool.query('SELECT count(*)::int AS n FROM api_requests WHERE job_id = $1', [jobId]);
+    expect(accounted.rows[0].n).toBe(snap.requests);
+  });
+
+  it('stops at --max-requests exactly', async () => {
+    const searches = () => h.sim.control.requestLog().filter((r) => r.path === '/v3/search-tweets').length;
+    const before = searches();
+    const jobId = await h.submit({ kind: 'search', params: { query: 'lang:en', since: '2026-09-01', until: '2026-10-31' }, maxRequests: 7 });
+    const snap = await h.runUntil(jobId, { timeoutMs: 30_000 });
+    expect(snap.status).toBe('completed');
+    expect(snap.note).toMatch(/max-requests/);
+    expect(searches() - before).toBe(7);
+    expect(snap.requests).toBe(7);
+  });
+
+  it('fails with the service message on a 400', async () => {
+    const jobId = await h.submit({ kind: 'search', params: { query: 'min_faves:abc' } });
+    const snap = await h.runUntil(jobId);
+    expect(snap.status).toBe('failed');
+    expect(snap.errorCode).toBe('API_BAD_REQUEST');
+    expect(snap.errorMessage).toMatch(/min_faves/);
+  });
+});
