@@ -4,32 +4,38 @@
  */
 import { Command, CommanderError } from 'commander';
 import { isAppError } from '../errors.ts';
+import { registerSimulatorCommand } from '../simulator/cli.ts';
+import { registerJobCommands } from './commands/jobs.ts';
+import { registerOperateCommands } from './commands/operate.ts';
+import type { CliState } from './context.ts';
 
-export function buildProgram(): Command {
+export function buildProgram(state: CliState): Command {
   const program = new Command('harvest')
     .description('Collects public data from the social-data API into Postgres')
     .exitOverride()
     .showSuggestionAfterError(true)
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });
+  registerJobCommands(program, state);
+  registerOperateCommands(program, state);
+  registerSimulatorCommand(program);
+  for (const cmd of program.commands) cmd.exitOverride();
   return program;
 }
 
 /** Runs the CLI and returns the process exit code. */
 export async function main(argv: readonly string[]): Promise<number> {
-  const program = buildProgram();
+  const state: CliState = { exitCode: 0 };
+  const program = buildProgram(state);
   try {
     await program.parseAsync([...argv], { from: 'user' });
-    return 0;
+    return state.exitCode;
   } catch (error) {
     if (error instanceof CommanderError) {
       // commander already printed its one-line reason (or the help text)
       return error.exitCode === 0 ? 0 : 2;
     }
-    if (isAppError(error)) {
-      console.error(`harvest: ${error.message}`);
-      return 1;
-    }
-    console.error(`harvest: ${error instanceof Error ? error.message : String(error)}`);
+    const message = error instanceof Error ? error.message : String(error);
+    console.error(`harvest: ${isAppError(error) ? message : message.split('\n')[0]}`);
     return 1;
   }
 }
