@@ -24,3 +24,31 @@ export { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry.ts';
 export { createStaticGate } from './static-gate.ts';
 export { parseTimestamp } from './timestamps.ts';
 export type { V2Client } from './v2.ts';
+export type {
+  CheckParams,
+  CommentsParams,
+  ListTweetsParams,
+  MentionsParams,
+  SearchTweetsParams,
+  TweetPagedParams,
+  UserTweetsParams,
+} from './v3-tweets.ts';
+export type {
+  CommunityParams,
+  InfoBatchParams,
+  ListIdParams,
+  ListLinkParams,
+  PagedUserParams,
+  PlaceParams,
+  SearchUsersParams,
+  TweetUsersParams,
+  UserRef,
+} from './v3-users.ts';
+export type {
+  V2CheckParams,
+  V2CommentsParams,
+  V2FollowsParams,
+  V2ListTweetsParams,
+  V2NewFollowingParams,
+  V2UserTweetsParams,
+} from './v2.ts';

@@ -9,13 +9,22 @@ import { recordingGate, startRawServer, type RawServer } from './helpers.ts';
 
 const KEY = 'sk_behaviour_SECRET_55aa';
 let server: RawServer;
-let hang = false;
+let delayMs = 0;
+let failWith = 0;
 
 beforeAll(async () => {
   server = await startRawServer((_req, res) => {
-    if (hang) return; // never answers; the client must give up on its own
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ key_requests: 1, remaining_requests: 9, total_requests: 10, valid_until: '2026-12-01T00:00:00Z' }));
+    const answer = (): void => {
+      if (failWith) {
+        res.writeHead(failWith, { 'content-type': 'application/json' });
+        res.end('{"message":"down"}');
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ key_requests: 1, remaining_requests: 9, total_requests: 10, valid_until: '2026-12-01T00:00:00Z' }));
+    };
+    if (delayMs > 0) setTimeout(answer, delayMs);
+    else answer();
   });
 });
 
@@ -49,19 +58,38 @@ describe('gate hand-off', () => {
 });
 
 describe('cancellation', () => {
-  it('aborts a request in flight with AbortedError and reports it to the gate', async () => {
+  it('sees a granted request through to its answer even when aborted meanwhile', async () => {
+    // A request that holds a grant has spent its quota unit; the jobs layer wants its page.
     const gate = recordingGate(KEY);
     const client = new ApiClient({ baseUrl: server.url, gate, timeoutMs: 10_000 });
     const controller = new AbortController();
-    hang = true;
+    delayMs = 200;
     try {
       setTimeout(() => controller.abort(), 50);
+      const usage = await client.keyUsageInfo({ signal: controller.signal });
+      expect(usage.remainingRequests).toBe(9);
+      expect(gate.reported).toEqual([{ fingerprint: keyFingerprint(KEY), status: 200 }]);
+    } finally {
+      delayMs = 0;
+      await client.close();
+    }
+  });
+
+  it('cuts the wait before a retry short on abort, without another request', async () => {
+    const gate = recordingGate(KEY);
+    const client = new ApiClient({ baseUrl: server.url, gate, retry: { transientDelayMinMs: 5000, transientDelayMaxMs: 5000 } });
+    const controller = new AbortController();
+    failWith = 503;
+    const before = server.requests.length;
+    try {
+      setTimeout(() => controller.abort(), 100);
       const started = Date.now();
       await expect(client.keyUsageInfo({ signal: controller.signal })).rejects.toBeInstanceOf(AbortedError);
       expect(Date.now() - started).toBeLessThan(2000);
-      expect(gate.reported).toEqual([{ fingerprint: keyFingerprint(KEY), status: 0 }]);
+      expect(server.requests.length - before).toBe(1);
+      expect(gate.reported).toEqual([{ fingerprint: keyFingerprint(KEY), status: 503 }]);
     } finally {
-      hang = false;
+      failWith = 0;
       await client.close();
     }
   });
