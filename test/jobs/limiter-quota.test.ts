@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/errors.ts';
-import { BudgetExhaustedError, QuotaExhaustedError } from '../../src/jobs/limiter/errors.ts';
+import { BudgetExhaustedError, KeysRefusedError, QuotaExhaustedError } from '../../src/jobs/limiter/errors.ts';
 import { createRedisGate, type RedisGateOptions } from '../../src/jobs/limiter/redis-gate.ts';
 import { apiKeys, connectRedis, deletePrefix, randomPrefix, redisNowMs } from './fixtures/limiter-redis.ts';
 
@@ -164,9 +164,11 @@ describe('RedisGate reports', () => {
     const gate = gateWith();
     await gate.report(await gate.acquire(), { status: 401 });
     expect((await gate.keyStates())[0]).toMatchObject({ disabled: true, reason: 'auth', parkedUntil: null });
+    // With every key refused, waiting cannot help: the job must fail (401), not park for quota.
     const error = await rejection(gate.acquire({ priority: 'watch' }));
-    expect(error).toBeInstanceOf(QuotaExhaustedError);
-    expect((error as QuotaExhaustedError).retryAt).toBeNull();
+    expect(error).toBeInstanceOf(KeysRefusedError);
+    expect((error as KeysRefusedError).code).toBe(ErrorCode.API_AUTH_FAILED);
+    expect((error as Error).message).toContain(ONE!.fingerprint);
     await gate.unparkKey(ONE!.fingerprint);
     expect((await gate.acquire()).key).toBe('quota-key');
     expect((await gate.keyStates())[0]).toMatchObject({ disabled: false, reason: null });
