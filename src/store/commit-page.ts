@@ -12,7 +12,7 @@ import { SqlState, sqlState, withTransaction, type Pool, type PoolClient } from 
 import { upsertEdges, type EdgeBatch } from './edges.ts';
 import { StaleSliceError } from './errors.ts';
 import { collectPage, idRange } from './page-rows.ts';
-import { insertQuarantine, insertRequests, type QuarantineRecord } from './requests.ts';
+import { insertQuarantine, type QuarantineRecord } from './requests.ts';
 import { upsertTweets } from './upsert-tweets.ts';
 import { upsertUsers } from './upsert-users.ts';
 
@@ -56,20 +56,29 @@ const LOCK_SLICE_SQL = `SELECT 1 FROM job_slices
   WHERE id = $1::bigint AND job_id = $2::bigint AND cursor IS NOT DISTINCT FROM $3::text AND status IN ('pending', 'running')
   FOR UPDATE`;
 
+// The request log rides in the same statement as the slice advance: one round trip fewer per page.
 const ADVANCE_SQL = `
-WITH s AS (
+WITH req AS (
+  INSERT INTO api_requests (at, endpoint, key_fingerprint, status, duration_ms, job_id, slice_id)
+  SELECT at, e, k, st, d, $2::bigint, $1::bigint
+  FROM unnest($14::timestamptz[], $15::text[], $16::text[], $17::int[], $18::int[]) AS r(at, e, k, st, d)
+  ON CONFLICT DO NOTHING
+  RETURNING 1
+),
+n AS (SELECT count(*) AS requests FROM req),
+s AS (
   UPDATE job_slices SET
     cursor = $4::text,
     status = $5::text,
     pages = pages + 1,
     items = items + $6::bigint,
     new_items = new_items + $7::bigint,
-    requests = requests + $8::bigint,
-    empty_pages = CASE WHEN $9::boolean THEN empty_pages + 1 ELSE 0 END,
-    recent_cursors = CASE WHEN $10::text IS NULL THEN recent_cursors
-      ELSE (recent_cursors || $10::text)[greatest(1, cardinality(recent_cursors) - 48):] END,
-    newest_tweet_id = greatest(newest_tweet_id, $11::bigint),
-    oldest_tweet_id = least(oldest_tweet_id, $12::bigint),
+    requests = requests + (SELECT requests FROM n),
+    empty_pages = CASE WHEN $8::boolean THEN empty_pages + 1 ELSE 0 END,
+    recent_cursors = CASE WHEN $9::text IS NULL THEN recent_cursors
+      ELSE (recent_cursors || $9::text)[greatest(1, cardinality(recent_cursors) - 48):] END,
+    newest_tweet_id = greatest(newest_tweet_id, $10::bigint),
+    oldest_tweet_id = least(oldest_tweet_id, $11::bigint),
     updated_at = now(),
     finished_at = CASE WHEN $5::text = 'done' THEN coalesce(finished_at, now()) ELSE finished_at END
   WHERE id = $1::bigint AND job_id = $2::bigint AND cursor IS NOT DISTINCT FROM $3::text AND status IN ('pending', 'running')
@@ -78,9 +87,9 @@ WITH s AS (
 j AS (
   UPDATE jobs SET
     pages = pages + 1,
-    tweets = tweets + $13::bigint,
-    users = users + $14::bigint,
-    requests_spent = requests_spent + $8::bigint,
+    tweets = tweets + $12::bigint,
+    users = users + $13::bigint,
+    requests_spent = requests_spent + (SELECT requests FROM n),
     started_at = coalesce(started_at, now()),
     updated_at = now()
   WHERE id = (SELECT job_id FROM s)
@@ -107,9 +116,7 @@ async function commitOnce(pool: Pool, page: PageCommit, hooks: CommitHooks): Pro
     if (hooks.afterTweets) await hooks.afterTweets(client);
     if (page.edges?.length) await upsertEdges(client, page.edges, observedAt);
     if (page.quarantined?.length) await insertQuarantine(client, page.jobId, page.sliceId, page.quarantined, observedAt);
-    const requests = page.requests?.length
-      ? await insertRequests(client, page.requests.map((r) => ({ ...r, jobId: page.jobId, sliceId: page.sliceId })))
-      : 0;
+    const requests = page.requests ?? [];
 
     const { newest, oldest } = idRange(collected.pageTweetIds);
     const status = page.sliceDone ? 'done' : (page.sliceStatus ?? 'running');
@@ -124,13 +131,17 @@ async function commitOnce(pool: Pool, page: PageCommit, hooks: CommitHooks): Pro
         status,
         page.tweets.length + page.users.length,
         tweets.newTweets + users.newUsers,
-        requests,
         page.emptyPage,
         page.recentCursorHash ?? null,
         newest,
         oldest,
         tweets.newTweets,
         users.newUsers,
+        requests.map((r) => r.at.toISOString()),
+        requests.map((r) => r.endpoint),
+        requests.map((r) => r.keyFingerprint),
+        requests.map((r) => r.status),
+        requests.map((r) => Math.max(0, Math.round(r.durationMs))),
       ],
     });
     if ((advanced.rows[0]?.slices ?? 0) === 0) throw new StaleSliceError(page.sliceId, page.expectedCursor);

@@ -1,0 +1,173 @@
+/**
+ * Store throughput: realistic pages (20 tweets, ~40% new authors, ~1.5 KB of raw JSON per tweet)
+ * through commitPage, with authors, provenance, metrics and the slice cursor, beside a plain COPY
+ * of the same tweet rows into a same-shaped table (same columns and indexes), on a fresh database
+ * created and dropped by the bench.
+ *
+ * Workers commit concurrently, each walking its own slice, as harvest workers do: one connection
+ * spends most of a commit waiting on round trips and the WAL flush, and concurrent commits share
+ * those flushes (group commit).
+ */
+import { randomBytes } from 'node:crypto';
+import { pipeline } from 'node:stream/promises';
+import { Readable } from 'node:stream';
+import pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
+import type { CanonicalTweet, CanonicalUser } from '../src/api-client/canonical.ts';
+import { commitPage } from '../src/store/commit-page.ts';
+import { createPool } from '../src/store/db.ts';
+import { createJob, createSlices } from '../src/store/jobs.ts';
+import { migrate } from '../src/store/migrate.ts';
+import { arrayLiteral, jsonText } from '../src/store/page-rows.ts';
+
+export interface StoreBenchResult {
+  store_tweets_per_s: number;
+  copy_tweets_per_s: number;
+  store_vs_copy_ratio: number;
+}
+
+const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/postgres';
+const PAGES = Number(process.env.BENCH_STORE_PAGES ?? 1000);
+const WORKERS = Number(process.env.BENCH_STORE_WORKERS ?? 8);
+const PAGE_SIZE = 20;
+
+let nextTweetId = 1_900_000_000_000_000_000n;
+let nextUserId = 1_000_000_000n;
+
+function makeUser(): CanonicalUser {
+  const id = (nextUserId++).toString();
+  return {
+    id, username: `u${id}`, displayName: `User ${id}`, description: 'building things, opinions my own',
+    location: 'Earth', createdAt: new Date('2014-05-06T07:08:09Z'), protected: false, verified: false, canDm: false,
+    possiblySensitive: false, followersCount: 1234, followingsCount: 321, tweetsCount: 4567, favouritesCount: 890,
+    mediaCount: 12, profileImageUrl: `https://pbs.example/${id}.jpg`, profileBackgroundImageUrl: null,
+    bannerUrl: `https://pbs.example/b/${id}.jpg`, bioUrls: [], pinnedTweetIds: [], source: 'v3',
+    raw: { id_str: id, screen_name: `u${id}`, name: `User ${id}`, followers_count: 1234, description: 'building things' },
+  };
+}
+
+function makeTweet(author: CanonicalUser): CanonicalTweet {
+  const id = (nextTweetId++).toString();
+  const text = `Thinking about $BTC and #bitcoin again, cc @jack @satoshi https://t.example/${id} ${'lorem ipsum '.repeat(8)}`;
+  return {
+    id, authorId: author.id, author, fullText: text, createdAt: new Date(1_785_000_000_000 + Number(nextTweetId % 86_400_000n)),
+    lang: 'en', conversationId: id, isReply: false, inReplyToTweetId: null, inReplyToUsername: null, isQuoteStatus: false,
+    isRepliesLimited: false, quotedTweetId: null, retweetedTweetId: null, quoted: null, retweeted: null,
+    likeCount: 42, retweetCount: 7, replyCount: 3, quoteCount: 1, bookmarkCount: 2, viewCount: 9876,
+    hashtags: ['bitcoin'], cashtags: ['BTC'], mentions: ['jack', 'satoshi'], urls: [`https://t.example/${id}`],
+    media: [], entities: [], source: 'v3',
+    raw: {
+      id, full_text: text, created_at: 'Sun Aug 02 13:30:00 +0000 2026', lang: 'en', likes_count: 42, retweet_count: 7,
+      reply_count: 3, quote_count: 1, bookmark_count: 2, view_count: 9876, conversation_id_str: id, made_with_ai: false,
+      entities: [{ type: 'url', link: `https://t.example/${id}`, preview: 't.example' }],
+      user: author.raw, padding: 'x'.repeat(700),
+    },
+  };
+}
+
+/** Pages whose authors are ~40% new, ~60% drawn from authors already seen. */
+export const makePagesForProfile = (n: number): CanonicalTweet[][] => makePages(n);
+function makePages(count: number): CanonicalTweet[][] {
+  const known: CanonicalUser[] = [makeUser()];
+  const pages: CanonicalTweet[][] = [];
+  for (let p = 0; p < count; p++) {
+    const page: CanonicalTweet[] = [];
+    for (let i = 0; i < PAGE_SIZE; i++) {
+      let author: CanonicalUser;
+      if (Math.random() < 0.4) {
+        author = makeUser();
+        known.push(author);
+      } else {
+        author = known[Math.floor(Math.random() * known.length)]!;
+      }
+      page.push(makeTweet(author));
+    }
+    pages.push(page);
+  }
+  return pages;
+}
+
+function copyField(value: unknown): string {
+  if (value === null || value === undefined) return '\\N';
+  const text = value instanceof Date ? value.toISOString() : String(value);
+  return text.replace(/\\/g, '\\\\').replace(/\t/g, '\\t').replace(/\n/g, '\\n').replace(/\r/g, '\\r');
+}
+
+function copyLine(t: CanonicalTweet, now: string): string {
+  return [
+    t.id, t.authorId, t.fullText, t.createdAt, t.lang, t.conversationId, t.inReplyToTweetId, t.inReplyToUsername,
+    t.quotedTweetId, t.retweetedTweetId, t.isReply, t.isQuoteStatus, t.isRepliesLimited, t.likeCount, t.retweetCount,
+    t.replyCount, t.quoteCount, t.bookmarkCount, t.viewCount, arrayLiteral(t.hashtags), arrayLiteral(t.cashtags),
+    arrayLiteral(t.mentions), arrayLiteral(t.urls), jsonText(t.media), t.source, jsonText(t.raw), now, now,
+  ].map(copyField).join('\t') + '\n';
+}
+
+const COPY_COLUMNS = `id, author_id, full_text, created_at, lang, conversation_id, in_reply_to_tweet_id, in_reply_to_username,
+  quoted_tweet_id, retweeted_tweet_id, is_reply, is_quote_status, is_replies_limited, like_count, retweet_count, reply_count,
+  quote_count, bookmark_count, view_count, hashtags, cashtags, mentions, urls, media, source, raw, first_seen_at, last_seen_at`;
+
+async function runStorePhase(url: string, pages: CanonicalTweet[][]): Promise<number> {
+  const pool = createPool(url, { max: WORKERS });
+  try {
+    const jobId = await createJob(pool, { kind: 'search', params: { query: 'bench' } });
+    const sliceIds = await createSlices(pool, jobId, Array.from({ length: WORKERS }, (_, i) => ({ kind: 'bench', params: { i } })));
+    let next = 0;
+    const started = performance.now();
+    await Promise.all(
+      sliceIds.map(async (sliceId) => {
+        let cursor: string | null = null;
+        for (let p = next++; p < pages.length; p = next++) {
+          const nextCursor = `cursor-${p}-${'c'.repeat(300)}`;
+          await commitPage(pool, {
+            jobId, sliceId, expectedCursor: cursor, nextCursor, sliceDone: false, tweets: pages[p]!, users: [],
+            emptyPage: false, recentCursorHash: `h${p}`,
+            requests: [{ endpoint: '/v3/search-tweets', keyFingerprint: 'bench', status: 200, durationMs: 200, at: new Date() }],
+          });
+          cursor = nextCursor;
+        }
+      }),
+    );
+    return (pages.length * PAGE_SIZE) / ((performance.now() - started) / 1000);
+  } finally {
+    await pool.end();
+  }
+}
+
+async function runCopyPhase(url: string, pages: CanonicalTweet[][]): Promise<number> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query('CREATE TABLE tweets_copy (LIKE tweets INCLUDING ALL)');
+    const now = new Date().toISOString();
+    const started = performance.now();
+    const lines = (function* () {
+      for (const page of pages) for (const t of page) yield copyLine(t, now);
+    })();
+    await pipeline(Readable.from(lines), client.query(copyFrom(`COPY tweets_copy (${COPY_COLUMNS}) FROM STDIN`)));
+    return (pages.length * PAGE_SIZE) / ((performance.now() - started) / 1000);
+  } finally {
+    await client.end();
+  }
+}
+
+export async function runStoreBench(): Promise<StoreBenchResult> {
+  const name = `harvest_bench_${randomBytes(5).toString('hex')}`;
+  const url = new URL(ADMIN_URL);
+  url.pathname = `/${name}`;
+  await migrate(url.toString());
+  const admin = new pg.Client({ connectionString: ADMIN_URL });
+  try {
+    const pages = makePages(PAGES);
+    const store = await runStorePhase(url.toString(), pages);
+    const copy = await runCopyPhase(url.toString(), pages);
+    return {
+      store_tweets_per_s: Math.round(store),
+      copy_tweets_per_s: Math.round(copy),
+      store_vs_copy_ratio: Number((store / copy).toFixed(3)),
+    };
+  } finally {
+    await admin.connect();
+    await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+    await admin.end();
+  }
+}
