@@ -66,7 +66,6 @@ function makeTweet(author: CanonicalUser): CanonicalTweet {
 }
 
 /** Pages whose authors are ~40% new, ~60% drawn from authors already seen. */
-export const makePagesForProfile = (n: number): CanonicalTweet[][] => makePages(n);
 function makePages(count: number): CanonicalTweet[][] {
   const known: CanonicalUser[] = [makeUser()];
   const pages: CanonicalTweet[][] = [];

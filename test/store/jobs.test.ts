@@ -1,0 +1,78 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  createJob, createSlices, getJob, getSlice, listJobs, listSlices, recordRequests, setJobStatus, setSliceStatus,
+} from '../../src/store/jobs.ts';
+import { createWatch, finishWatchPass, getWatch, listDueWatches, setWatchEnabled } from '../../src/store/watches.ts';
+import { withTransaction } from '../../src/store/db.ts';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
+
+let db: TestDatabase;
+beforeAll(async () => {
+  db = await createTestDatabase();
+});
+afterAll(async () => {
+  await db?.drop();
+});
+
+describe('jobs and slices', () => {
+  it('creates a job, lists it, and stamps started/finished on status changes', async () => {
+    const id = await createJob(db.pool, { kind: 'search', params: { query: 'a b' }, priority: 'backfill', maxRequests: 50 });
+    expect(await getJob(db.pool, id)).toMatchObject({ id, kind: 'search', status: 'queued', params: { query: 'a b' }, maxRequests: 50, startedAt: null });
+    expect(await setJobStatus(db.pool, id, 'running')).toBe(true);
+    expect((await getJob(db.pool, id))?.startedAt).toBeInstanceOf(Date);
+    // Compare-and-set: resuming only from paused does nothing to a running job.
+    expect(await setJobStatus(db.pool, id, 'queued', { from: ['paused'] })).toBe(false);
+    await setJobStatus(db.pool, id, 'failed', { errorCode: 'API_AUTH_FAILED', errorMessage: 'key rejected', note: 'stopped' });
+    const failed = await getJob(db.pool, id);
+    expect(failed).toMatchObject({ status: 'failed', errorCode: 'API_AUTH_FAILED', errorMessage: 'key rejected', note: 'stopped' });
+    expect(failed?.finishedAt).toBeInstanceOf(Date);
+    expect((await listJobs(db.pool, { statuses: ['failed'] })).map((j) => j.id)).toContain(id);
+    expect((await listJobs(db.pool, { statuses: ['completed'] })).map((j) => j.id)).not.toContain(id);
+    await expect(setJobStatus(db.pool, id, 'bogus' as never)).rejects.toMatchObject({ code: '23514' });
+  });
+
+  it('creates slices in order with parents, and changes their status', async () => {
+    const jobId = await createJob(db.pool, { kind: 'search', params: {} });
+    const [root] = await createSlices(db.pool, jobId, [{ kind: 'window', params: { since: '2026-01-01' } }]);
+    const children = await createSlices(db.pool, jobId, [
+      { kind: 'window', params: { n: 1 }, parentId: root },
+      { kind: 'window', params: { n: 2 }, parentId: root },
+    ]);
+    expect(await setSliceStatus(db.pool, root!, 'split', { from: ['pending'] })).toBe(true);
+    const slices = await listSlices(db.pool, jobId);
+    expect(slices.map((s) => [s.id, s.parentId, s.status, s.params])).toEqual([
+      [root, null, 'split', { since: '2026-01-01' }],
+      [children[0], root, 'pending', { n: 1 }],
+      [children[1], root, 'pending', { n: 2 }],
+    ]);
+    expect((await getSlice(db.pool, root!))?.finishedAt).toBeInstanceOf(Date);
+    expect((await listSlices(db.pool, jobId, { statuses: ['pending'] })).map((s) => s.id)).toEqual(children);
+  });
+
+  it('records requests outside pages, adds them to the job once, and ignores a replayed row', async () => {
+    const jobId = await createJob(db.pool, { kind: 'user', params: {} });
+    const at = new Date('2026-09-01T00:00:00Z');
+    const rows = [
+      { endpoint: '/v3/info', keyFingerprint: 'fp', status: 404, durationMs: 30, at, jobId },
+      { endpoint: '/v3/key-usage-info', keyFingerprint: 'fp', status: 200, durationMs: 10, at },
+    ];
+    expect(await withTransaction(db.pool, (c) => recordRequests(c, rows))).toBe(2);
+    expect(await recordRequests(db.pool, rows)).toBe(0);
+    expect((await getJob(db.pool, jobId))?.requestsSpent).toBe(1);
+  });
+});
+
+describe('watches', () => {
+  it('schedules passes and only moves the watermark forward', async () => {
+    const jobId = await createJob(db.pool, { kind: 'mentions', params: { handle: 'jack' }, priority: 'watch', status: 'scheduled' });
+    await createWatch(db.pool, { jobId, handle: 'jack', params: {}, everySeconds: 300, nextDueAt: new Date('2026-09-01T00:00:00Z') });
+    expect((await listDueWatches(db.pool, new Date('2026-09-01T00:00:01Z'))).map((w) => w.jobId)).toContain(jobId);
+    const after = await finishWatchPass(db.pool, jobId, { highWatermarkId: '1900000000000000005', newCount: 3, finishedAt: new Date('2026-09-01T00:01:00Z') });
+    expect(after).toMatchObject({ highWatermarkId: '1900000000000000005', passes: 1, lastPassNew: 3 });
+    expect(after?.nextDueAt?.toISOString()).toBe('2026-09-01T00:06:00.000Z');
+    await finishWatchPass(db.pool, jobId, { highWatermarkId: '1900000000000000001', newCount: 0 });
+    expect((await getWatch(db.pool, jobId))?.highWatermarkId).toBe('1900000000000000005');
+    await setWatchEnabled(db.pool, jobId, false);
+    expect((await listDueWatches(db.pool, new Date('2027-01-01T00:00:00Z'))).map((w) => w.jobId)).not.toContain(jobId);
+  });
+});
