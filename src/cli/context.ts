@@ -4,7 +4,7 @@
  */
 import { loadConfig, type Config } from '../config.ts';
 import { createLogger, type Logger } from '../logger.ts';
-import { openServices, type Services } from '../jobs/services.ts';
+import { openServices, type OpenServicesOptions, type Services } from '../jobs/services.ts';
 
 export interface CliState {
   exitCode: number;
@@ -23,8 +23,12 @@ export function cliRuntime(options: { quiet?: boolean } = {}): CliRuntime {
   return { config, logger };
 }
 
-export async function withServices<T>(runtime: CliRuntime, fn: (services: Services) => Promise<T>): Promise<T> {
-  const services = await openServices(runtime.config, runtime.logger);
+export async function withServices<T>(
+  runtime: CliRuntime,
+  fn: (services: Services) => Promise<T>,
+  options: OpenServicesOptions = {},
+): Promise<T> {
+  const services = await openServices(runtime.config, runtime.logger, options);
   try {
     return await fn(services);
   } finally {

@@ -5,6 +5,7 @@
 import { Command, CommanderError } from 'commander';
 import { isAppError } from '../errors.ts';
 import { registerSimulatorCommand } from '../simulator/cli.ts';
+import { registerExportCommand } from './commands/export.ts';
 import { registerJobCommands } from './commands/jobs.ts';
 import { registerOperateCommands } from './commands/operate.ts';
 import type { CliState } from './context.ts';
@@ -17,6 +18,7 @@ export function buildProgram(state: CliState): Command {
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });
   registerJobCommands(program, state);
   registerOperateCommands(program, state);
+  registerExportCommand(program, state);
   registerSimulatorCommand(program);
   for (const cmd of program.commands) cmd.exitOverride();
   return program;

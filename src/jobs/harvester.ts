@@ -3,6 +3,7 @@
  * it reconciles Redis with Postgres (so nothing is lost if Redis was flushed) and seeds each
  * key's quota; on stop it lets every in-flight page commit, then returns.
  */
+import { setMaxListeners } from 'node:events';
 import type { Grant, RequestPriority, RequestGate } from '../api-client/gate.ts';
 import { AppError, ErrorCode } from '../errors.ts';
 import type { PlanContext } from './kind.ts';
@@ -56,11 +57,14 @@ export class Harvester {
   readonly #abort = new AbortController();
   #workers: QueueWorkers | null = null;
   #timers: NodeJS.Timeout[] = [];
+  #cleanups: Array<() => void> = [];
   #parallelism = 1;
 
   constructor(services: Services, options: HarvesterOptions) {
     this.#services = services;
     this.#options = options;
+    // Every waiting acquire and retry sleep of every slice listens on this one signal.
+    setMaxListeners(0, this.#abort.signal);
   }
 
   get signal(): AbortSignal {
@@ -72,7 +76,8 @@ export class Harvester {
     await this.#refreshParallelism();
     const restored = await reconcile({ pool: s.pool, queues: s.queues, budgets: s.gate });
     s.logger.info(restored, 'reconciled the queue with Postgres');
-    if (s.config.apiKeys.length > 0) void this.syncQuota();
+    // Seed each key's quota before the first grant (one request per key); a failure only logs.
+    if (s.config.apiKeys.length > 0) await this.syncQuota().catch((e: unknown) => s.logger.warn({ err: e }, 'quota sync failed'));
     const deps = {
       pool: s.pool,
       client: s.client,
@@ -97,6 +102,21 @@ export class Harvester {
       },
       onFinalFailure: (task, error) => failSlice(s.pool, task.sliceId, error),
     });
+    // Redis is only the schedule: after a reconnect it may have come back empty (restart without
+    // persistence, failover, flush), so put everything runnable back from Postgres.
+    let connectedOnce = false;
+    const onReady = () => {
+      if (!connectedOnce) {
+        connectedOnce = true;
+        return;
+      }
+      reconcile({ pool: s.pool, queues: s.queues, budgets: s.gate })
+        .then((r) => s.logger.warn(r, 'Redis reconnected: reconciled the queue with Postgres'))
+        .catch((e: unknown) => s.logger.error({ err: e }, 'reconcile after a Redis reconnect failed'));
+    };
+    if (s.redis.status === 'ready') connectedOnce = true;
+    s.redis.on('ready', onReady);
+    this.#cleanups.push(() => s.redis.off('ready', onReady));
     const every = (ms: number, fn: () => Promise<unknown>) => {
       const t = setInterval(() => void fn().catch((e: unknown) => s.logger.warn({ err: e }, 'periodic task failed')), ms);
       t.unref();
@@ -128,6 +148,7 @@ export class Harvester {
   async stop(): Promise<void> {
     for (const t of this.#timers) clearInterval(t);
     this.#timers = [];
+    for (const c of this.#cleanups.splice(0)) c();
     this.#abort.abort();
     await this.#workers?.close();
     this.#workers = null;

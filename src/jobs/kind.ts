@@ -29,8 +29,10 @@ export interface FetchedPage {
   quarantined: Array<{ reason: string; payload: unknown }>;
   /** Items the page carried (valid + quarantined): 0 is an empty page. */
   itemCount: number;
-  /** The handler decided the walk ends after this page (bound reached, watermark met, target missing). */
+  /** The handler decided the walk ends after this page (bound reached, watermark met): why, for the debug log. */
   stop?: string;
+  /** Something the job's owner should read in `status` (ids not returned, an empty first page). */
+  note?: string;
   /** Slice params to persist with this page (e.g. a watch pass's newest id). */
   paramsPatch?: Record<string, unknown>;
 }

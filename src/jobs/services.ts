@@ -54,7 +54,12 @@ async function checkRedis(redis: Redis, url: string): Promise<void> {
   }
 }
 
-export async function openServices(config: Config, logger: Logger): Promise<Services> {
+export interface OpenServicesOptions {
+  /** Also told of every attempt (metrics). */
+  onAttempt?: (a: AttemptRecord) => void;
+}
+
+export async function openServices(config: Config, logger: Logger, options: OpenServicesOptions = {}): Promise<Services> {
   const pool = createPool(config.databaseUrl, { max: 20 });
   try {
     await pool.query('SELECT 1');
@@ -94,7 +99,10 @@ export async function openServices(config: Config, logger: Logger): Promise<Serv
     gate: rateWaits.wrap(gate),
     timeoutMs: config.requestTimeoutMs,
     logger,
-    onAttempt: (a) => collectAttempt(a, orphan),
+    onAttempt: (a) => {
+      options.onAttempt?.(a);
+      collectAttempt(a, orphan);
+    },
   });
   return {
     config,

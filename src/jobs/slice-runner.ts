@@ -122,8 +122,9 @@ async function commitAndDecide(
     notes.push(`${emptyRun} empty pages in a row; walk ended`);
     next = null;
   }
+  if (page.note) notes.push(page.note);
   if (page.stop) {
-    notes.push(page.stop);
+    log.debug({ reason: page.stop }, 'walk ends');
     next = null;
   }
   if (page.itemCount === 0 && slice.pages === 0 && slice.kind === 'mentions') {

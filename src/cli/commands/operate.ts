@@ -3,10 +3,12 @@ import type { Command } from 'commander';
 import { requireApiKeys } from '../../config.ts';
 import { controlJob } from '../../jobs/control.ts';
 import { Harvester } from '../../jobs/harvester.ts';
+import { HarvestMetrics, startMetricsServer } from '../../jobs/metrics.ts';
+import { jobCountsByStatus, oldestRunnableSliceAgeSeconds } from '../../store/metrics-queries.ts';
 import { migrate } from '../../store/migrate.ts';
 import { jobSnapshot, recentJobSnapshots, type JobSnapshot } from '../../store/job-status.ts';
 import { cliRuntime, onShutdownSignal, withServices, type CliState } from '../context.ts';
-import { parseConcurrency, parseJobId } from '../inputs.ts';
+import { parseConcurrency, parseJobId, parseNonNegativeInt } from '../inputs.ts';
 import { formatCount } from '../progress.ts';
 
 /** One word (or two) a person can act on, with the reason where there is one. */
@@ -44,17 +46,39 @@ export function registerOperateCommands(program: Command, state: CliState): void
     .command('worker')
     .description('run workers until SIGINT/SIGTERM, then stop gracefully')
     .option('--concurrency <n>', 'backfill slices walked at once by this process', '16')
-    .action(async (o: { concurrency: string }) => {
+    .option('--metrics-port <n>', 'serve Prometheus metrics on this port (0: any free port)')
+    .option('--metrics-host <host>', 'address the metrics server listens on', '127.0.0.1')
+    .action(async (o: { concurrency: string; metricsPort?: string; metricsHost: string }) => {
       const concurrency = parseConcurrency(o.concurrency);
+      const metricsPort = o.metricsPort === undefined ? undefined : parseNonNegativeInt(o.metricsPort, '--metrics-port', { max: 65535 });
       const runtime = cliRuntime();
-      await withServices(runtime, async (services) => {
-        const harvester = new Harvester(services, { concurrency });
-        await harvester.start();
-        runtime.logger.info({ concurrency, keys: services.config.apiKeys.map((k) => k.fingerprint) }, 'worker started');
-        await new Promise<void>((resolve) => onShutdownSignal(() => resolve()));
-        runtime.logger.info('stopping: in-flight pages commit first');
-        await harvester.stop();
-      });
+      const metrics = metricsPort === undefined ? null : new HarvestMetrics({ logger: runtime.logger });
+      await withServices(
+        runtime,
+        async (services) => {
+          const harvester = new Harvester(services, {
+            concurrency,
+            ...(metrics ? { onPage: (p: Parameters<HarvestMetrics['observePage']>[0]) => metrics.observePage(p) } : {}),
+          });
+          let server: Awaited<ReturnType<typeof startMetricsServer>> | null = null;
+          if (metrics && metricsPort !== undefined) {
+            metrics.bindCollectors({
+              keyStates: () => services.gate.keyStates(),
+              jobCounts: () => jobCountsByStatus(services.pool),
+              sliceLagSeconds: () => oldestRunnableSliceAgeSeconds(services.pool),
+            });
+            server = await startMetricsServer(metricsPort, metrics, o.metricsHost);
+            runtime.logger.info({ port: server.port }, 'metrics at /metrics');
+          }
+          await harvester.start();
+          runtime.logger.info({ concurrency, keys: services.config.apiKeys.map((k) => k.fingerprint) }, 'worker started');
+          await new Promise<void>((resolve) => onShutdownSignal(() => resolve()));
+          runtime.logger.info('stopping: in-flight pages commit first');
+          await harvester.stop();
+          await server?.close();
+        },
+        metrics ? { onAttempt: (a) => metrics.observeAttempt(a) } : {},
+      );
     });
 
   program

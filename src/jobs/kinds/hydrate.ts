@@ -39,7 +39,7 @@ export const hydrateSlice: SliceHandler<HydrateSlice> = {
       nextCursor: null,
       quarantined: page.quarantined,
       itemCount: page.items.length + page.quarantined.length,
-      ...(missing.length > 0 ? { stop: `${missing.length} of ${p.ids.length} ids not returned (deleted, protected or unknown)` } : {}),
+      ...(missing.length > 0 ? { note: `${missing.length} of ${p.ids.length} ids not returned (deleted, protected or unknown)` } : {}),
     };
   },
 };

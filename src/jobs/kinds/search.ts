@@ -1,7 +1,7 @@
 /**
- * Search backfill. A query over [since, until) is cut into time slices (exact id ranges, see
- * time-slices.ts) that walk in parallel; a slice that turns out dense hands the older half of its
- * remainder to a new slice (the runner decides when, from the job's parallelism). Without --since
+ * Search backfill. A query over [since, until) is cut into a few time slices (exact id ranges,
+ * see time-slices.ts) that walk in parallel; a slice that turns out dense hands the older half of
+ * its remainder to a new slice until the job walks rate × latency slices at once. Without --since
  * the range has no known start: one slice walks newest-first until the service ends the walk,
  * --max-tweets or --max-requests.
  */
@@ -43,7 +43,10 @@ export const searchJob: JobKind<SearchJobParams> = {
     const untilMs = params.until ? dayMs(params.until) : ctx.now.getTime();
     const base = { query: params.query, order: params.order };
     if (!params.since) return [{ kind: 'search', params: { ...base, untilMs } }];
-    const ranges = splitRange({ sinceMs: dayMs(params.since), untilMs }, targetParallelism(ctx.pooledRate, ctx.latencyMs));
+    // Start with a quarter of the target parallelism: a sparse query then costs a few requests,
+    // and a dense one reaches the target within two pages as slices split (slice-runner).
+    const initial = Math.ceil(targetParallelism(ctx.pooledRate, ctx.latencyMs) / 4);
+    const ranges = splitRange({ sinceMs: dayMs(params.since), untilMs }, initial);
     return ranges.map((r) => ({ kind: 'search', params: { ...base, sinceMs: r.sinceMs, untilMs: r.untilMs } }));
   },
 };
