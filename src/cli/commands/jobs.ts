@@ -5,7 +5,10 @@
  */
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
+import { requireApiKeys } from '../../config.ts';
 import { InputError } from '../../errors.ts';
+import { estimateSearch } from '../../jobs/estimate.ts';
+import { SearchJobParams } from '../../jobs/kinds/search.ts';
 import { planContext } from '../../jobs/harvester.ts';
 import type { JobKindName } from '../../jobs/registry.ts';
 import { submitJob } from '../../jobs/submit.ts';
@@ -28,7 +31,8 @@ import {
   parseTweetRef,
   parseUserRef,
 } from '../inputs.ts';
-import { waitForJob } from '../wait.ts';
+import { formatCount, formatDuration } from '../progress.ts';
+import { quotaLeft, waitForJob } from '../wait.ts';
 
 interface CommonOptions {
   wait?: boolean;
@@ -77,6 +81,26 @@ async function run(state: CliState, kind: JobKindName, params: unknown, common: 
   });
 }
 
+async function printEstimate(params: SearchJobParams): Promise<void> {
+  const runtime = cliRuntime({ quiet: true });
+  requireApiKeys(runtime.config);
+  await withServices(runtime, async (services) => {
+    const ctx = await planContext(services);
+    const e = await estimateSearch(
+      { client: services.client, pooledRate: ctx.pooledRate, latencyMs: ctx.latencyMs, quotaLeft: () => quotaLeft(services) },
+      params,
+      ctx.now,
+    );
+    const n = (v: number | null) => (v === null ? 'unknown' : formatCount(v));
+    console.log(`tweets     ${e.tweets === null ? 'unbounded (no --since)' : `${e.exact ? '' : '~'}${n(e.tweets)}`}`);
+    console.log(`recent     ~${formatCount(e.tweetsPerDayRecent)} tweets/day near the newest`);
+    console.log(`requests   ${e.requests === null ? 'unknown' : `~${n(e.requests)} (${e.pageSize} a page, plus each slice's last page)`}`);
+    console.log(`time       ${e.seconds === null ? 'unknown' : `~${formatDuration(Math.ceil(e.seconds))} at ${e.pooledRate} req/s (all keys pooled)`}`);
+    console.log(`quota      ${e.quotaLeft === null ? 'left unknown (run `harvest quota`)' : `${n(e.quotaLeft)} left${e.quotaShare === null ? '' : `; this uses ${(e.quotaShare * 100).toFixed(1)}%`}`}`);
+    console.log(`probe      cost ${e.probeRequests} request${e.probeRequests === 1 ? "" : "s"}; nothing was queued`);
+  });
+}
+
 async function readHydrateInput(source: string): Promise<string> {
   if (source === '-') {
     const chunks: Buffer[] = [];
@@ -99,15 +123,18 @@ export function registerJobCommands(program: Command, state: CliState): void {
       .option('--order <order>', 'latest or popular', 'latest')
       .option('--since <date>', 'first day, YYYY-MM-DD (inclusive)')
       .option('--until <date>', 'last day, YYYY-MM-DD (exclusive)')
-      .option('--max-tweets <n>', 'stop after about this many tweets (page granularity)'),
-  ).action(async (query: string, o: CommonOptions & { order: string; since?: string; until?: string; maxTweets?: string }) => {
+      .option('--max-tweets <n>', 'stop after about this many tweets (page granularity)')
+      .option('--estimate', 'estimate tweets, requests, quota share and time from a 4-request probe; enqueue nothing'),
+  ).action(async (query: string, o: CommonOptions & { order: string; since?: string; until?: string; maxTweets?: string; estimate?: boolean }) => {
     const q = parseSearchQuery(query);
     const order = parseOrder(o.order);
     const range = parseDateRange(o.since, o.until);
     if (range.since || range.until) assertNoTimeOperators(q);
     const maxTweets = o.maxTweets === undefined ? undefined : parsePositiveInt(o.maxTweets, '--max-tweets');
     const common = parseCommon(o);
-    await run(state, 'search', { query: q, order, since: range.since?.value, until: range.until?.value, maxTweets }, common);
+    const params = { query: q, order, since: range.since?.value, until: range.until?.value, maxTweets };
+    if (o.estimate) await printEstimate(SearchJobParams.parse(params));
+    else await run(state, 'search', params, common);
   });
 
   withCommon(

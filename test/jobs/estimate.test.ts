@@ -1,0 +1,56 @@
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { main } from '../../src/cli/main.ts';
+import { estimateSearch } from '../../src/jobs/estimate.ts';
+import { startHarness, type Harness } from '../helpers/harness.ts';
+import { expectedSearchIds } from './ground-truth.ts';
+
+describe('search --estimate', () => {
+  let h: Harness;
+  const saved = { ...process.env };
+  beforeAll(async () => {
+    h = await startHarness();
+  });
+  afterAll(async () => {
+    process.env = saved;
+    await h?.close();
+  });
+
+  const searches = () => h.sim.control.requestLog().filter((r) => r.path === '/v3/search-tweets').length;
+  const deps = () => ({ client: h.services.client, pooledRate: 20, latencyMs: 500, quotaLeft: async () => 1000 });
+
+  it('estimates a dense range within 25% from a 4-request probe', async () => {
+    const actual = expectedSearchIds(h.sim.world, 'lang:en since:2026-09-01 until:2026-10-31').length;
+    const before = searches();
+    const e = await estimateSearch(deps(), { query: 'lang:en', order: 'latest', since: '2026-09-01', until: '2026-10-31' }, new Date());
+    expect(searches() - before).toBe(4);
+    expect(e.probeRequests).toBe(4);
+    expect(e.tweets).not.toBeNull();
+    expect(Math.abs(e.tweets! - actual) / actual).toBeLessThan(0.25);
+    expect(e.requests).toBeGreaterThanOrEqual(Math.ceil(actual / 20) * 0.75);
+    expect(e.seconds).toBeCloseTo(e.requests! / 20);
+    expect(e.quotaShare).toBeCloseTo(e.requests! / 1000);
+  });
+
+  it('counts a sparse range exactly', async () => {
+    const actual = expectedSearchIds(h.sim.world, 'coffee since:2026-10-01 until:2026-10-08').length;
+    expect(actual).toBeLessThan(60);
+    const e = await estimateSearch(deps(), { query: 'coffee', order: 'latest', since: '2026-10-01', until: '2026-10-08' }, new Date());
+    expect(e.exact).toBe(true);
+    expect(e.tweets).toBe(actual);
+  });
+
+  it('the command prints the estimate and enqueues nothing', async () => {
+    Object.assign(process.env, h.env);
+    const out: string[] = [];
+    const log = vi.spyOn(console, 'log').mockImplementation((...a: unknown[]) => void out.push(a.join(' ')));
+    try {
+      expect(await main(['search', 'lang:en', '--since', '2026-10-01', '--until', '2026-10-15', '--estimate'])).toBe(0);
+    } finally {
+      log.mockRestore();
+    }
+    expect(out.join('\n')).toMatch(/tweets\s+~?[\d,]+/);
+    expect(out.join('\n')).toMatch(/probe\s+cost 4 requests; nothing was queued/);
+    const { rows } = await h.services.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM jobs');
+    expect(rows[0]!.n).toBe(0);
+  });
+});
