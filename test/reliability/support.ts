@@ -30,6 +30,13 @@ export function startWorker(env: Record<string, string>, concurrency: number): W
   return { proc, output: () => Buffer.concat(chunks).toString('utf8') };
 }
 
+/** Why a worker that should be running is not (with the last lines it wrote), or null. */
+export function deadWorker(w: WorkerProcess): string | null {
+  if (w.proc.exitCode === null && w.proc.signalCode === null) return null;
+  const tail = w.output().trim().split('\n').slice(-60).join('\n');
+  return `the worker process exited (${w.proc.exitCode ?? w.proc.signalCode}); its last output:\n${tail}`;
+}
+
 export function exited(p: ChildProcess): Promise<number | null> {
   return p.exitCode !== null || p.signalCode !== null
     ? Promise.resolve(p.exitCode)
@@ -55,10 +62,18 @@ export const isEnd = (s: JobSnapshot) => ['completed', 'failed', 'cancelled'].in
  * Polls a job until `ok`; query errors (a terminated connection, a Redis restart under the
  * harness) are retried, so the poller never becomes the thing that fails.
  */
-export async function waitForJob(pool: Pool, jobId: string, ok: (s: JobSnapshot) => boolean, timeoutMs: number): Promise<JobSnapshot> {
+export async function waitForJob(
+  pool: Pool,
+  jobId: string,
+  ok: (s: JobSnapshot) => boolean,
+  timeoutMs: number,
+  options: { giveUp?: () => string | null } = {},
+): Promise<JobSnapshot> {
   const deadline = Date.now() + timeoutMs;
   let last: JobSnapshot | null = null;
   for (;;) {
+    const reason = options.giveUp?.();
+    if (reason) throw new Error(reason);
     try {
       last = await jobSnapshot(pool, jobId);
       if (last && ok(last)) return last;
