@@ -253,4 +253,14 @@ describe('commitPage', () => {
     s = await getSlice(db.pool, slice.sliceId);
     expect(s?.emptyPages).toBe(0);
   });
+
+  it('strips NUL characters Postgres cannot store instead of failing the page', async () => {
+    const slice = await newSlice();
+    const tweet = makeTweet(id(), makeUser(id('1200'), { description: 'bio\u0000x' }), {
+      fullText: 'a\u0000b', hashtags: ['t\u0000ag'], raw: { text: 'a\u0000b', nested: ['\u0000'] },
+    });
+    await commitPage(db.pool, page(slice, { tweets: [tweet] }));
+    const row = await one<Record<string, unknown>>(`SELECT full_text, hashtags, raw FROM tweets WHERE id = $1::bigint`, [tweet.id]);
+    expect(row).toEqual({ full_text: 'ab', hashtags: ['tag'], raw: { text: 'ab', nested: [''] } });
+  });
 });

@@ -76,3 +76,14 @@ describe('watches', () => {
     expect((await listDueWatches(db.pool, new Date('2027-01-01T00:00:00Z'))).map((w) => w.jobId)).not.toContain(jobId);
   });
 });
+
+describe('spaces', () => {
+  it('upserts spaces, keeping known fields when a later observation omits them', async () => {
+    const { upsertSpaces } = await import('../../src/store/spaces.ts');
+    const base = { id: '1YqKDoXyzAbc', title: 'Town hall', state: 'Running', creatorId: '9007199254740993', createdAt: new Date('2026-09-01T00:00:00Z'), startedAt: null, endedAt: null, raw: { v: 1 } };
+    await upsertSpaces(db.pool, [base]);
+    await upsertSpaces(db.pool, [{ ...base, title: null, state: 'Ended', endedAt: new Date('2026-09-01T02:00:00Z'), raw: { v: 2 } }]);
+    const { rows } = await db.pool.query(`SELECT title, state, creator_id::text AS creator, ended_at IS NOT NULL AS ended, raw FROM spaces WHERE id = $1`, [base.id]);
+    expect(rows).toEqual([{ title: 'Town hall', state: 'Ended', creator: '9007199254740993', ended: true, raw: { v: 2 } }]);
+  });
+});

@@ -1,3 +1,5 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { cp, mkdtemp, rm, writeFile, appendFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -48,6 +50,20 @@ describe('migrate', () => {
     const files = (await readMigrations()).map((f) => f.name);
     expect(results.map((r) => r.applied.length).sort()).toEqual([0, 0, files.length]);
     expect(await ledger(url)).toEqual(files);
+  });
+
+  it('is safe from three separate OS processes at once', async () => {
+    const url = databaseUrl(fresh());
+    const run = promisify(execFile);
+    const script = `const { migrate } = await import(${JSON.stringify(new URL('../../src/store/migrate.ts', import.meta.url).href)});
+      process.stdout.write(JSON.stringify(await migrate(process.argv[1])));`;
+    const outputs = await Promise.all(
+      [1, 2, 3].map(() => run(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script, url], { timeout: 20_000 })),
+    );
+    const applied = outputs.map((o) => (JSON.parse(o.stdout) as { applied: string[] }).applied.length).sort();
+    const files = await readMigrations();
+    expect(applied).toEqual([0, 0, files.length]);
+    expect(await ledger(url)).toEqual(files.map((f) => f.name));
   });
 
   it('refuses when a landed migration file was edited, and applies a new file after it', async () => {
