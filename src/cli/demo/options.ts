@@ -3,6 +3,7 @@
  * 2-core box": a 150k-tweet world builds in ~1.5 s, and one search term matches ~10.8k tweets over
  * its two months, i.e. ~540 pages, ~27 s at the 20 req/s limit. Tests pass a smaller copy.
  */
+import { userInfo } from 'node:os';
 import { DEFAULT_END_MS, DEFAULT_START_MS } from '../../simulator/world/index.ts';
 
 export interface DemoOptions {
@@ -50,9 +51,13 @@ export const DEMO_DEFAULTS: DemoOptions = {
   redisPrefix: 'harvest-demo',
 };
 
-/** The same server, user and password as `databaseUrl`, another database. */
-export function withDatabase(databaseUrl: string, name: string): string {
+/**
+ * The same server, user and password as `databaseUrl`, another database. A URL without a user
+ * means the operating-system user, as libpq has it (pg reads only $USER, often unset in containers).
+ */
+export function withDatabase(databaseUrl: string, name: string, env: NodeJS.ProcessEnv = process.env): string {
   const url = new URL(databaseUrl);
+  if (!url.username && !env.PGUSER && !env.USER) url.username = encodeURIComponent(userInfo().username);
   url.pathname = `/${encodeURIComponent(name)}`;
   return url.toString();
 }

@@ -1,0 +1,94 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, describe, expect, it } from 'vitest';
+import { DEMO_DEFAULTS, withDatabase, type DemoOptions } from '../../src/cli/demo/options.ts';
+import { runDemo } from '../../src/cli/demo/run.ts';
+import { silentLogger } from '../../src/logger.ts';
+import { ADMIN_URL, dropDatabase, freshDatabaseName } from '../helpers/database.ts';
+import { deleteRedisPrefix, REDIS_URL } from '../helpers/harness.ts';
+
+function capture(): { stream: NodeJS.WriteStream; text: () => string } {
+  let buf = '';
+  const stream = {
+    isTTY: false,
+    write(chunk: string | Uint8Array) {
+      buf += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
+      return true;
+    },
+  } as unknown as NodeJS.WriteStream;
+  return { stream, text: () => buf };
+}
+
+const small: DemoOptions = {
+  ...DEMO_DEFAULTS,
+  world: { users: 600, tweets: 12_000 },
+  latencyMs: [2, 10],
+  ratePerKey: 50,
+  newMentions: 23,
+  database: freshDatabaseName(),
+  redisPrefix: `htest_demo_${randomBytes(4).toString('hex')}`,
+};
+
+describe('harvest demo', () => {
+  afterAll(async () => {
+    await dropDatabase(small.database);
+    await deleteRedisPrefix(REDIS_URL, small.redisPrefix);
+  });
+
+  it('runs every step, fetches only the new mentions on the second watch pass, and prints the summary and queries', async () => {
+    const out = capture();
+    const err = capture();
+    const result = await runDemo(small, { databaseUrl: ADMIN_URL, redisUrl: REDIS_URL }, { out: out.stream, err: err.stream, logger: silentLogger });
+    expect(err.text()).toBe('');
+    expect(result.exitCode).toBe(0);
+    const text = out.text();
+    for (const section of ['1. Search backfill', '2. Mention watch', '3. List crawl', '4. Community crawl', '== Summary', 'Example query 1', 'Example query 2', 'Example query 3']) {
+      expect(text).toContain(section);
+    }
+    for (const line of ['tweets', 'users', 'edges', 'requests', 'backfill rate', '429s received', 'quota used', 'elapsed']) {
+      expect(text).toMatch(new RegExp(`^${line} +\\S`, 'm'));
+    }
+    // the second pass stored exactly the mentions added between the passes, at 20 per page
+    const watch = result.watch!;
+    expect(watch.added).toHaveLength(23);
+    expect([...watch.secondPassIds].sort()).toEqual([...watch.added].sort());
+    expect(watch.secondPassRequests).toBe(2);
+    const s = result.summary!;
+    expect(s.tweets).toBeGreaterThan(0);
+    expect(s.listMembers + s.communityMembers).toBeGreaterThan(0);
+    expect(s.backfillRates).toHaveLength(1);
+    expect(s.backfillRates[0]!.perSecond).toBeLessThanOrEqual(small.ratePerKey * 1.1);
+    expect(s.quotaUsed).toBeGreaterThan(0);
+    // each example query printed a table with rows under its header rule
+    expect(text.match(/^-{2,}( +-+)+$/gm)?.length ?? 0).toBeGreaterThanOrEqual(3);
+  }, 40_000);
+
+  it('runs again on the same database and prefix, from a clean slate', async () => {
+    const out = capture();
+    const again = await runDemo({ ...small, world: { users: 500, tweets: 3000 } }, { databaseUrl: ADMIN_URL, redisUrl: REDIS_URL }, { out: out.stream, err: capture().stream, logger: silentLogger });
+    expect(again.exitCode).toBe(0);
+    // job ids restart at 1: the database was recreated, not appended to
+    expect(out.text()).toContain('WHERE job_id = 1\n');
+  }, 30_000);
+
+  it('says in one line that Redis is unreachable, and how to start it, with exit 1', async () => {
+    const err = capture();
+    const started = Date.now();
+    const result = await runDemo(small, { databaseUrl: ADMIN_URL, redisUrl: 'redis://127.0.0.1:1' }, { out: capture().stream, err: err.stream, logger: silentLogger });
+    expect(result.exitCode).toBe(1);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    const lines = err.text().trimEnd().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/Redis at 127\.0\.0\.1:1/);
+    expect(lines[0]).toMatch(/docker compose up -d redis/);
+  }, 15_000);
+
+  it('says in one line that Postgres is unreachable, and how to start it, with exit 1', async () => {
+    const err = capture();
+    const result = await runDemo(small, { databaseUrl: withDatabase(ADMIN_URL.replace(':5432', ':1'), 'postgres'), redisUrl: REDIS_URL }, { out: capture().stream, err: err.stream, logger: silentLogger });
+    expect(result.exitCode).toBe(1);
+    const lines = err.text().trimEnd().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/Postgres/);
+    expect(lines[0]).toMatch(/docker compose up -d postgres/);
+  }, 15_000);
+});
