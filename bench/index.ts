@@ -5,6 +5,7 @@
  */
 import { existsSync } from 'node:fs';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { targetTable } from './targets.ts';
 
 type Figures = Record<string, unknown>;
 type BenchFn = () => Promise<Figures>;
@@ -41,6 +42,7 @@ async function main(): Promise<void> {
   for (const [key, value] of Object.entries(merged)) {
     console.log(`${key.padEnd(width)}  ${JSON.stringify(value)}${key in figures ? '' : '  (earlier run)'}`);
   }
+  console.log(`\n${targetTable(merged).join('\n')}`);
 }
 
 main().catch((error: unknown) => {
