@@ -8,6 +8,7 @@ import { registerSimulatorCommand } from '../simulator/cli.ts';
 import { registerExportCommand } from './commands/export.ts';
 import { registerJobCommands } from './commands/jobs.ts';
 import { registerOperateCommands } from './commands/operate.ts';
+import { registerDemoCommand } from './commands/demo.ts';
 import type { CliState } from './context.ts';
 
 export function buildProgram(state: CliState): Command {
@@ -18,6 +19,7 @@ export function buildProgram(state: CliState): Command {
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });
   registerJobCommands(program, state);
   registerOperateCommands(program, state);
+  registerDemoCommand(program, state);
   registerExportCommand(program, state);
   registerSimulatorCommand(program);
   for (const cmd of program.commands) cmd.exitOverride();
