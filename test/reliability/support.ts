@@ -163,21 +163,26 @@ export type Corrupter = (ctx: CorruptContext) => { body: string | Buffer; conten
 
 export interface CorruptingProxy {
   url: string;
-  /** Responses per path so far. */
+  /** Where requests go (settable: the proxy may start before the simulator). */
+  target: string;
+  /** Picks and rewrites responses; passes everything through by default. */
+  corrupt: Corrupter;
+  /** 2xx responses per path so far. */
   counts: Map<string, number>;
   close(): Promise<void>;
 }
 
-/** A loopback proxy in front of `target` that rewrites the responses `corrupt` picks. */
-export async function corruptingProxy(target: string, corrupt: Corrupter): Promise<CorruptingProxy> {
-  const base = new URL(target);
+/** A loopback proxy in front of the simulator that rewrites the responses `corrupt` picks. */
+export async function corruptingProxy(): Promise<CorruptingProxy> {
   const counts = new Map<string, number>();
   const server = http.createServer((req, res) => {
+    const base = new URL(self.target);
     const body: Buffer[] = [];
     req.on('data', (c: Buffer) => body.push(c));
     req.on('end', () => {
       const upstream = http.request(
-        { host: base.hostname, port: base.port, method: req.method, path: req.url, headers: req.headers },
+        // Raw headers keep their case: the service (and the simulator) accept only `ApiKey`.
+        { host: base.hostname, port: base.port, method: req.method, path: req.url, headers: req.rawHeaders },
         (up) => {
           const chunks: Buffer[] = [];
           up.on('data', (c: Buffer) => chunks.push(c));
@@ -187,7 +192,7 @@ export async function corruptingProxy(target: string, corrupt: Corrupter): Promi
             const text = Buffer.concat(chunks).toString('utf8');
             let n = counts.get(path) ?? 0;
             if (status >= 200 && status < 300) counts.set(path, ++n);
-            const replacement = status >= 200 && status < 300 ? corrupt({ method: req.method ?? 'GET', path, n, status, body: text }) : undefined;
+            const replacement = status >= 200 && status < 300 ? self.corrupt({ method: req.method ?? 'GET', path, n, status, body: text }) : undefined;
             const out = replacement ? replacement.body : text;
             res.writeHead(status, {
               'content-type': replacement?.contentType ?? up.headers['content-type'] ?? 'application/json',
@@ -206,8 +211,10 @@ export async function corruptingProxy(target: string, corrupt: Corrupter): Promi
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as net.AddressInfo;
-  return {
+  const self: CorruptingProxy = {
     url: `http://127.0.0.1:${port}`,
+    target: '',
+    corrupt: () => undefined,
     counts,
     close: () =>
       new Promise<void>((resolve) => {
@@ -215,4 +222,5 @@ export async function corruptingProxy(target: string, corrupt: Corrupter): Promi
         server.close(() => resolve());
       }),
   };
+  return self;
 }
