@@ -1,5 +1,6 @@
 /** `harvest demo`: the one-command tour on the bundled simulator (see src/cli/demo/run.ts). */
 import type { Command } from 'commander';
+import { createLogger } from '../../logger.ts';
 import { cliRuntime, type CliState } from '../context.ts';
 import { DEMO_DEFAULTS } from '../demo/options.ts';
 import { runDemo } from '../demo/run.ts';
@@ -9,7 +10,9 @@ export function registerDemoCommand(program: Command, state: CliState): void {
     .command('demo')
     .description('the whole main job end to end on the bundled simulator, no key needed (about a minute)')
     .action(async () => {
-      const { config, logger } = cliRuntime({ quiet: true });
+      const { config } = cliRuntime({ quiet: true });
+      // The tour's output is the progress lines and tables; log lines (HARVEST_LOG_LEVEL to see them) would interleave.
+      const logger = createLogger({ level: config.logLevelSet ? config.logLevel : 'error', name: 'harvest' });
       const result = await runDemo(
         DEMO_DEFAULTS,
         { databaseUrl: config.databaseUrl, redisUrl: config.redisUrl },
