@@ -1,7 +1,7 @@
 /** pause, resume and cancel: Postgres changes first, then the schedule follows. */
 import { InputError } from '../errors.ts';
 import type { Pool } from '../store/db.ts';
-import { runnableSlices, setJobControl } from '../store/job-runtime.ts';
+import { runnableSlices, setJobControl } from '../store/job-control.ts';
 import type { HarvestQueues } from './queue.ts';
 import { reconcile, type ReconcileDeps } from './reconcile.ts';
 

@@ -33,8 +33,6 @@ export interface FetchedPage {
   stop?: string;
   /** Something the job's owner should read in `status` (ids not returned, an empty first page). */
   note?: string;
-  /** Slice params to persist with this page (e.g. a watch pass's newest id). */
-  paramsPatch?: Record<string, unknown>;
 }
 
 export interface SliceContext {

@@ -5,7 +5,8 @@
  * budgets are only set where Redis has none.
  */
 import type { Pool } from '../store/db.ts';
-import { jobBudgets, runnableSlices, scheduledWatches } from '../store/job-runtime.ts';
+import { jobBudgets, runnableSlices } from '../store/job-control.ts';
+import { scheduledWatches } from '../store/watches.ts';
 import type { HarvestQueues } from './queue.ts';
 
 export interface ReconcileDeps {

@@ -153,7 +153,6 @@ async function commitAndDecide(
       })),
       ...(next !== null ? { recentCursorHash: cursorHash(next) } : {}),
       emptyPage: page.itemCount === 0,
-      ...(page.paramsPatch ? { paramsPatch: page.paramsPatch } : {}),
     });
   } catch (error) {
     if (error instanceof AppError && error.code === ErrorCode.STALE_SLICE) {

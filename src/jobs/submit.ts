@@ -6,7 +6,7 @@
 import type { Pool } from '../store/db.ts';
 import { withTransaction } from '../store/db.ts';
 import { createJob, createSlices } from '../store/jobs.ts';
-import { createWatch } from '../store/job-runtime.ts';
+import { createWatch } from '../store/watches.ts';
 import type { PlanContext } from './kind.ts';
 import { MentionsJobParams } from './kinds/mentions.ts';
 import type { HarvestQueues } from './queue.ts';

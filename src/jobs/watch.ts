@@ -3,7 +3,7 @@
  * overlap), and make sure the active pass is queued (a no-op when it already is).
  */
 import type { Pool } from '../store/db.ts';
-import { startWatchPass } from '../store/job-runtime.ts';
+import { startWatchPass } from '../store/watches.ts';
 import { MentionsJobParams, passSlice } from './kinds/mentions.ts';
 import type { HarvestQueues } from './queue.ts';
 

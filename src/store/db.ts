@@ -29,7 +29,11 @@ export const SqlState = {
   INVALID_CATALOG_NAME: '3D000',
   INVALID_PASSWORD: '28P01',
   INVALID_AUTHORIZATION: '28000',
+  ADMIN_SHUTDOWN: '57P01',
+  CRASH_SHUTDOWN: '57P02',
   CANNOT_CONNECT_NOW: '57P03',
+  CONNECTION_FAILURE: '08006',
+  CONNECTION_DOES_NOT_EXIST: '08003',
   TOO_MANY_CONNECTIONS: '53300',
 } as const;
 
@@ -46,6 +50,10 @@ const CONNECTION_CODES = new Set<string>([
   SqlState.INVALID_AUTHORIZATION,
   SqlState.CANNOT_CONNECT_NOW,
   SqlState.TOO_MANY_CONNECTIONS,
+  SqlState.ADMIN_SHUTDOWN,
+  SqlState.CRASH_SHUTDOWN,
+  SqlState.CONNECTION_FAILURE,
+  SqlState.CONNECTION_DOES_NOT_EXIST,
 ]);
 
 export function sqlState(error: unknown): string | undefined {
@@ -103,12 +111,20 @@ export async function withClient<T>(pool: Pool, fn: (client: PoolClient) => Prom
     throw toConnectionError(error, targets.get(pool) ?? '');
   }
   let broken = false;
+  // A connection terminated while checked out but between queries (pg_terminate_backend, a
+  // server restart) is reported as an 'error' event on the client; unheard, it would crash the
+  // process. The next query on it fails and rolls the transaction back; the client is destroyed.
+  const onError = () => {
+    broken = true;
+  };
+  client.on('error', onError);
   try {
     return await fn(client);
   } catch (error) {
-    broken = sqlState(error) === undefined || CONNECTION_CODES.has(sqlState(error) ?? '');
+    broken = broken || sqlState(error) === undefined || CONNECTION_CODES.has(sqlState(error) ?? '');
     throw error;
   } finally {
+    client.off('error', onError);
     // A client whose connection failed mid-query is destroyed rather than handed to the next caller.
     client.release(broken ? true : undefined);
   }

@@ -6,6 +6,7 @@
  */
 import type { Pool, PoolClient, Queryable } from './db.ts';
 import { withTransaction } from './db.ts';
+import { finishWatchPass } from './watches.ts';
 
 export type JobStatus = 'queued' | 'running' | 'paused' | 'paused_quota' | 'scheduled' | 'completed' | 'failed' | 'cancelled';
 export type SliceStatus = 'pending' | 'running' | 'done' | 'failed' | 'split' | 'cancelled';
@@ -89,14 +90,6 @@ export async function jobProgress(db: Queryable, jobId: string): Promise<{ statu
   return r ? { status: r.status, tweets: Number(r.tweets) } : null;
 }
 
-/** Merges keys into a slice's params (e.g. a watch pass's newest id so far). */
-export async function patchSliceParams(db: Queryable, sliceId: string, patch: Record<string, unknown>): Promise<void> {
-  await db.query('UPDATE job_slices SET params = params || $2::jsonb, updated_at = now() WHERE id = $1::bigint', [
-    sliceId,
-    JSON.stringify(patch),
-  ]);
-}
-
 async function appendJobNote(db: Queryable, jobId: string, note: string | undefined): Promise<void> {
   if (!note) return;
   await db.query(
@@ -155,23 +148,16 @@ export interface FinishSlice {
 export async function finishSlice(pool: Pool, f: FinishSlice): Promise<JobStatus> {
   return withTransaction(pool, async (client) => {
     await client.query('SELECT 1 FROM jobs WHERE id = $1::bigint FOR UPDATE', [f.jobId]);
-    const { rows } = await client.query<{ kind: string }>(
+    const { rows } = await client.query<{ kind: string; newest: string | null; new_items: string; pass: number | null }>(
       `UPDATE job_slices SET status = $2, finished_at = coalesce(finished_at, now()), updated_at = now(),
               error_code = $3, error_message = $4
-        WHERE id = $1::bigint AND status IN ('pending', 'running', 'done') RETURNING kind`,
+        WHERE id = $1::bigint AND status IN ('pending', 'running', 'done')
+        RETURNING kind, newest_tweet_id::text AS newest, new_items::text, (params->>'pass')::int AS pass`,
       [f.sliceId, f.status, f.errorCode ?? null, f.errorMessage ?? null],
     );
-    if (rows[0]?.kind === 'mentions') {
-      await client.query(
-        `UPDATE watches w
-            SET high_watermark_id = GREATEST(w.high_watermark_id, s.newest_tweet_id, (s.params->>'passNewestId')::bigint),
-                passes = GREATEST(w.passes, (s.params->>'pass')::int), last_pass_finished_at = now(), last_pass_new = s.new_items,
-                next_due_at = CASE WHEN w.every_seconds IS NULL THEN NULL
-                                   ELSE w.last_pass_started_at + make_interval(secs => w.every_seconds) END
-           FROM job_slices s
-          WHERE w.job_id = $1::bigint AND s.id = $2::bigint`,
-        [f.jobId, f.sliceId],
-      );
+    const slice = rows[0];
+    if (slice?.kind === 'mentions' && slice.pass !== null) {
+      await finishWatchPass(client, f.jobId, { pass: slice.pass, highWatermarkId: slice.newest, newCount: Number(slice.new_items) });
     }
     await appendJobNote(client, f.jobId, f.note);
     return rollUp(client, f.jobId);
@@ -254,170 +240,3 @@ export async function endJob(pool: Pool, jobId: string, note: string): Promise<v
   });
 }
 
-export async function createWatch(
-  db: Queryable,
-  w: { jobId: string; handle: string; params: Record<string, unknown>; everySeconds: number | null },
-): Promise<void> {
-  await db.query(
-    `INSERT INTO watches (job_id, handle, params, every_seconds, last_pass_started_at, next_due_at)
-     VALUES ($1::bigint, $2, $3::jsonb, $4, now(), CASE WHEN $4::int IS NULL THEN NULL ELSE now() + make_interval(secs => $4::int) END)`,
-    [w.jobId, w.handle, JSON.stringify(w.params), w.everySeconds],
-  );
-}
-
-export interface WatchForPass {
-  jobId: string;
-  jobStatus: JobStatus;
-  jobParams: unknown;
-  enabled: boolean;
-  watermarkId: string | null;
-  passes: number;
-  /** A pass slice that is still pending or running, if any. */
-  activeSliceId: string | null;
-}
-
-/**
- * Starts a watch pass unless one is active (passes never overlap): under the watch row's lock,
- * `makeSlice` builds the pass's slice from the watermark; returns the slice to queue, or null.
- */
-export async function startWatchPass(
-  pool: Pool,
-  jobId: string,
-  makeSlice: (w: WatchForPass) => { kind: string; params: Record<string, unknown> },
-): Promise<{ sliceId: string; started: boolean } | null> {
-  return withTransaction(pool, async (client) => {
-    // Lock first, then read in a new statement: in READ COMMITTED a statement that waited for the
-    // lock still reads with its old snapshot and would miss the pass a concurrent tick just made.
-    await client.query('SELECT 1 FROM watches WHERE job_id = $1::bigint FOR UPDATE', [jobId]);
-    const { rows } = await client.query<{
-      status: JobStatus;
-      params: unknown;
-      enabled: boolean;
-      high_watermark_id: string | null;
-      passes: number;
-      active: string | null;
-    }>(
-      `SELECT j.status, j.params, w.enabled, w.high_watermark_id::text, w.passes,
-              (SELECT id::text FROM job_slices WHERE job_id = j.id AND status IN ('pending', 'running') ORDER BY id LIMIT 1) AS active
-         FROM watches w JOIN jobs j ON j.id = w.job_id
-        WHERE w.job_id = $1::bigint`,
-      [jobId],
-    );
-    const r = rows[0];
-    if (!r || !r.enabled || !['scheduled', 'running', 'queued', 'paused_quota'].includes(r.status)) return null;
-    if (r.active) return { sliceId: r.active, started: false };
-    const slice = makeSlice({
-      jobId,
-      jobStatus: r.status,
-      jobParams: r.params,
-      enabled: r.enabled,
-      watermarkId: r.high_watermark_id,
-      passes: r.passes,
-      activeSliceId: null,
-    });
-    const inserted = await client.query<{ id: string }>(
-      `INSERT INTO job_slices (job_id, kind, params) VALUES ($1::bigint, $2, $3::jsonb) RETURNING id::text`,
-      [jobId, slice.kind, JSON.stringify(slice.params)],
-    );
-    await client.query(
-      `UPDATE watches SET last_pass_started_at = now(),
-              next_due_at = CASE WHEN every_seconds IS NULL THEN NULL ELSE now() + make_interval(secs => every_seconds) END
-        WHERE job_id = $1::bigint`,
-      [jobId],
-    );
-    await client.query(
-      `UPDATE jobs SET status = 'running', started_at = coalesce(started_at, now()), updated_at = now()
-        WHERE id = $1::bigint AND status IN ('scheduled', 'queued')`,
-      [jobId],
-    );
-    return { sliceId: inserted.rows[0]!.id, started: true };
-  });
-}
-
-export interface RunnableSlice {
-  jobId: string;
-  sliceId: string;
-  priority: 'watch' | 'backfill';
-}
-
-/** Every slice that should be in the queue (Postgres is the record; Redis may have lost it). */
-export async function runnableSlices(db: Queryable, jobId?: string): Promise<RunnableSlice[]> {
-  const { rows } = await db.query<{ job_id: string; id: string; priority: 'watch' | 'backfill' }>(
-    `SELECT s.job_id::text, s.id::text, j.priority
-       FROM job_slices s JOIN jobs j ON j.id = s.job_id
-      WHERE s.status IN ('pending', 'running')
-        AND j.status IN ('queued', 'running', 'paused_quota', 'scheduled')
-        AND ($1::bigint IS NULL OR j.id = $1::bigint)
-      ORDER BY s.id`,
-    [jobId ?? null],
-  );
-  return rows.map((r) => ({ jobId: r.job_id, sliceId: r.id, priority: r.priority }));
-}
-
-export interface ScheduledWatch {
-  jobId: string;
-  everySeconds: number;
-}
-
-export async function scheduledWatches(db: Queryable, jobId?: string): Promise<ScheduledWatch[]> {
-  const { rows } = await db.query<{ job_id: string; every_seconds: number }>(
-    `SELECT w.job_id::text, w.every_seconds FROM watches w JOIN jobs j ON j.id = w.job_id
-      WHERE w.enabled AND w.every_seconds IS NOT NULL
-        AND j.status IN ('queued', 'running', 'paused_quota', 'scheduled')
-        AND ($1::bigint IS NULL OR j.id = $1::bigint)`,
-    [jobId ?? null],
-  );
-  return rows.map((r) => ({ jobId: r.job_id, everySeconds: r.every_seconds }));
-}
-
-/** Budgets to restore in Redis after a loss: what each job may still spend. */
-export async function jobBudgets(db: Queryable): Promise<Array<{ jobId: string; remaining: number }>> {
-  const { rows } = await db.query<{ id: string; remaining: string }>(
-    `SELECT id::text, GREATEST(max_requests - requests_spent, 0)::text AS remaining FROM jobs
-      WHERE max_requests IS NOT NULL AND status IN ('queued', 'running', 'paused_quota', 'scheduled')`,
-  );
-  return rows.map((r) => ({ jobId: r.id, remaining: Number(r.remaining) }));
-}
-
-/** pause / resume / cancel. Returns the job's kind and priority, or null when nothing changed. */
-export async function setJobControl(
-  pool: Pool,
-  jobId: string,
-  action: 'pause' | 'resume' | 'cancel',
-): Promise<{ status: JobStatus; priority: 'watch' | 'backfill'; watch: boolean } | null> {
-  return withTransaction(pool, async (client) => {
-    const { rows } = await client.query<{ status: JobStatus; priority: 'watch' | 'backfill'; every: number | null; is_watch: boolean }>(
-      `SELECT j.status, j.priority, w.every_seconds AS every, (w.job_id IS NOT NULL) AS is_watch
-         FROM jobs j LEFT JOIN watches w ON w.job_id = j.id WHERE j.id = $1::bigint FOR UPDATE OF j`,
-      [jobId],
-    );
-    const r = rows[0];
-    if (!r) return null;
-    const live = ['queued', 'running', 'paused_quota', 'scheduled'];
-    let next: JobStatus | null = null;
-    if (action === 'pause' && live.includes(r.status)) next = 'paused';
-    if (action === 'resume' && r.status === 'paused') next = r.every !== null ? 'scheduled' : 'queued';
-    if (action === 'cancel' && (live.includes(r.status) || r.status === 'paused')) next = 'cancelled';
-    if (next === null) return null;
-    await client.query(
-      `UPDATE jobs SET status = $2, updated_at = now(), finished_at = CASE WHEN $2 = 'cancelled' THEN now() ELSE finished_at END
-        WHERE id = $1::bigint`,
-      [jobId, next],
-    );
-    if (r.is_watch) await client.query('UPDATE watches SET enabled = $2 WHERE job_id = $1::bigint', [jobId, action === 'resume']);
-    if (action === 'cancel') {
-      await client.query(
-        `UPDATE job_slices SET status = 'cancelled', finished_at = now(), updated_at = now()
-          WHERE job_id = $1::bigint AND status IN ('pending', 'running')`,
-        [jobId],
-      );
-    } else if (action === 'pause') {
-      // A slice caught mid-walk keeps its cursor; `running` would only mislead `status`.
-      await client.query(
-        `UPDATE job_slices SET status = 'pending', updated_at = now() WHERE job_id = $1::bigint AND status = 'running'`,
-        [jobId],
-      );
-    }
-    return { status: next, priority: r.priority, watch: r.is_watch };
-  });
-}

@@ -2,7 +2,9 @@
  * Mention watches: a job re-read every so often. The watermark only moves forward (greatest), so
  * a pass that finishes late can never pull it back and re-admit old tweets as new.
  */
-import type { Queryable } from './db.ts';
+import type { Pool, Queryable } from './db.ts';
+import { withTransaction } from './db.ts';
+import type { JobStatus } from './job-runtime.ts';
 
 export interface WatchRow {
   jobId: string;
@@ -61,30 +63,115 @@ export async function listDueWatches(db: Queryable, now: Date = new Date()): Pro
   return rows.map(toWatch);
 }
 
-export async function startWatchPass(db: Queryable, jobId: string, at: Date = new Date()): Promise<void> {
-  await db.query(`UPDATE watches SET last_pass_started_at = $2 WHERE job_id = $1::bigint`, [jobId, at.toISOString()]);
-}
-
-/** Records a finished pass: moves the watermark forward only, schedules the next pass (or none). */
+/**
+ * Records a finished pass: moves the watermark forward only, schedules the next pass (or none).
+ * Idempotent per pass number, so recording the same pass twice (a roll-up re-run after a crash)
+ * counts it once.
+ */
 export async function finishWatchPass(
   db: Queryable,
   jobId: string,
-  pass: { highWatermarkId: string | null; newCount: number; finishedAt?: Date },
+  pass: { pass: number; highWatermarkId: string | null; newCount: number; finishedAt?: Date },
 ): Promise<WatchRow | null> {
   const { rows } = await db.query<Record<string, unknown>>(
     `UPDATE watches SET
        high_watermark_id = greatest(high_watermark_id, $2::bigint),
-       passes = passes + 1,
+       passes = greatest(passes, $5::int),
        last_pass_finished_at = $3,
        last_pass_new = $4,
        next_due_at = CASE WHEN every_seconds IS NULL THEN NULL ELSE $3::timestamptz + make_interval(secs => every_seconds) END
      WHERE job_id = $1::bigint
      RETURNING ${COLUMNS}`,
-    [jobId, pass.highWatermarkId, (pass.finishedAt ?? new Date()).toISOString(), pass.newCount],
+    [jobId, pass.highWatermarkId, (pass.finishedAt ?? new Date()).toISOString(), pass.newCount, pass.pass],
   );
   return rows[0] ? toWatch(rows[0]) : null;
 }
 
 export async function setWatchEnabled(db: Queryable, jobId: string, enabled: boolean): Promise<void> {
   await db.query(`UPDATE watches SET enabled = $2 WHERE job_id = $1::bigint`, [jobId, enabled]);
+}
+
+export interface WatchForPass {
+  jobId: string;
+  jobStatus: JobStatus;
+  jobParams: unknown;
+  enabled: boolean;
+  watermarkId: string | null;
+  passes: number;
+  /** A pass slice that is still pending or running, if any. */
+  activeSliceId: string | null;
+}
+
+/**
+ * Starts a watch pass unless one is active (passes never overlap): under the watch row's lock,
+ * `makeSlice` builds the pass's slice from the watermark; returns the slice to queue, or null.
+ */
+export async function startWatchPass(
+  pool: Pool,
+  jobId: string,
+  makeSlice: (w: WatchForPass) => { kind: string; params: Record<string, unknown> },
+): Promise<{ sliceId: string; started: boolean } | null> {
+  return withTransaction(pool, async (client) => {
+    // Lock first, then read in a new statement: in READ COMMITTED a statement that waited for the
+    // lock still reads with its old snapshot and would miss the pass a concurrent tick just made.
+    await client.query('SELECT 1 FROM watches WHERE job_id = $1::bigint FOR UPDATE', [jobId]);
+    const { rows } = await client.query<{
+      status: JobStatus;
+      params: unknown;
+      enabled: boolean;
+      high_watermark_id: string | null;
+      passes: number;
+      active: string | null;
+    }>(
+      `SELECT j.status, j.params, w.enabled, w.high_watermark_id::text, w.passes,
+              (SELECT id::text FROM job_slices WHERE job_id = j.id AND status IN ('pending', 'running') ORDER BY id LIMIT 1) AS active
+         FROM watches w JOIN jobs j ON j.id = w.job_id
+        WHERE w.job_id = $1::bigint`,
+      [jobId],
+    );
+    const r = rows[0];
+    if (!r || !r.enabled || !['scheduled', 'running', 'queued', 'paused_quota'].includes(r.status)) return null;
+    if (r.active) return { sliceId: r.active, started: false };
+    const slice = makeSlice({
+      jobId,
+      jobStatus: r.status,
+      jobParams: r.params,
+      enabled: r.enabled,
+      watermarkId: r.high_watermark_id,
+      passes: r.passes,
+      activeSliceId: null,
+    });
+    const inserted = await client.query<{ id: string }>(
+      `INSERT INTO job_slices (job_id, kind, params) VALUES ($1::bigint, $2, $3::jsonb) RETURNING id::text`,
+      [jobId, slice.kind, JSON.stringify(slice.params)],
+    );
+    await client.query(
+      `UPDATE watches SET last_pass_started_at = now(),
+              next_due_at = CASE WHEN every_seconds IS NULL THEN NULL ELSE now() + make_interval(secs => every_seconds) END
+        WHERE job_id = $1::bigint`,
+      [jobId],
+    );
+    await client.query(
+      `UPDATE jobs SET status = 'running', started_at = coalesce(started_at, now()), updated_at = now()
+        WHERE id = $1::bigint AND status IN ('scheduled', 'queued')`,
+      [jobId],
+    );
+    return { sliceId: inserted.rows[0]!.id, started: true };
+  });
+}
+
+export interface ScheduledWatch {
+  jobId: string;
+  everySeconds: number;
+}
+
+export async function scheduledWatches(db: Queryable, jobId?: string): Promise<ScheduledWatch[]> {
+  const { rows } = await db.query<{ job_id: string; every_seconds: number }>(
+    `SELECT w.job_id::text, w.every_seconds FROM watches w JOIN jobs j ON j.id = w.job_id
+      WHERE w.enabled AND w.every_seconds IS NOT NULL
+        AND j.status IN ('queued', 'running', 'paused_quota', 'scheduled')
+        AND ($1::bigint IS NULL OR j.id = $1::bigint)`,
+    [jobId ?? null],
+  );
+  return rows.map((r) => ({ jobId: r.job_id, everySeconds: r.every_seconds }));
 }

@@ -67,11 +67,14 @@ describe('watches', () => {
     const jobId = await createJob(db.pool, { kind: 'mentions', params: { handle: 'jack' }, priority: 'watch', status: 'scheduled' });
     await createWatch(db.pool, { jobId, handle: 'jack', params: {}, everySeconds: 300, nextDueAt: new Date('2026-09-01T00:00:00Z') });
     expect((await listDueWatches(db.pool, new Date('2026-09-01T00:00:01Z'))).map((w) => w.jobId)).toContain(jobId);
-    const after = await finishWatchPass(db.pool, jobId, { highWatermarkId: '1900000000000000005', newCount: 3, finishedAt: new Date('2026-09-01T00:01:00Z') });
+    const after = await finishWatchPass(db.pool, jobId, { pass: 1, highWatermarkId: '1900000000000000005', newCount: 3, finishedAt: new Date('2026-09-01T00:01:00Z') });
     expect(after).toMatchObject({ highWatermarkId: '1900000000000000005', passes: 1, lastPassNew: 3 });
     expect(after?.nextDueAt?.toISOString()).toBe('2026-09-01T00:06:00.000Z');
-    await finishWatchPass(db.pool, jobId, { highWatermarkId: '1900000000000000001', newCount: 0 });
+    await finishWatchPass(db.pool, jobId, { pass: 2, highWatermarkId: '1900000000000000001', newCount: 0 });
     expect((await getWatch(db.pool, jobId))?.highWatermarkId).toBe('1900000000000000005');
+    // recording pass 2 again (a roll-up re-run after a crash) counts it once
+    await finishWatchPass(db.pool, jobId, { pass: 2, highWatermarkId: '1900000000000000001', newCount: 0 });
+    expect((await getWatch(db.pool, jobId))?.passes).toBe(2);
     await setWatchEnabled(db.pool, jobId, false);
     expect((await listDueWatches(db.pool, new Date('2027-01-01T00:00:00Z'))).map((w) => w.jobId)).not.toContain(jobId);
   });

@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import type { JobKind, SliceHandler } from '../kind.ts';
-import { newestId, oldestMs, tweetPage } from './pages.ts';
+import { oldestMs, tweetPage } from './pages.ts';
 
 export const DEFAULT_FIRST_PASS_LOOKBACK_MS = 7 * 24 * 3600 * 1000;
 
@@ -34,8 +34,6 @@ export const MentionsSliceParams = z.object({
   watermarkId: z.string().regex(/^\d+$/).nullable(),
   /** First pass only: the pass ends on reaching tweets older than this. */
   floorMs: z.number().int().nullable(),
-  /** Newest id this pass has seen so far (becomes the watermark when the pass ends). */
-  passNewestId: z.string().regex(/^\d+$/).nullable().default(null),
   pass: z.number().int().positive(),
 });
 export type MentionsSliceParams = z.infer<typeof MentionsSliceParams>;
@@ -54,7 +52,6 @@ export function passSlice(params: MentionsJobParams, watermarkId: string | null,
       minReplies: params.minReplies,
       watermarkId,
       floorMs: watermarkId === null ? firstPassFloorMs(params, now) : null,
-      passNewestId: null,
       pass,
     } satisfies MentionsSliceParams,
   };
@@ -68,8 +65,6 @@ export const mentionsJob: JobKind<MentionsJobParams> = {
     return [passSlice(params, null, 1, ctx.now)];
   },
 };
-
-const maxBig = (a: string | null, b: string | null) => (a === null ? b : b === null ? a : BigInt(a) >= BigInt(b) ? a : b);
 
 export const mentionsSlice: SliceHandler<MentionsSliceParams> = {
   kind: 'mentions',
@@ -89,7 +84,6 @@ export const mentionsSlice: SliceHandler<MentionsSliceParams> = {
       { priority: ctx.priority, jobId: ctx.jobId, signal: ctx.signal },
     );
     const fetched = tweetPage('POST /v3/mentions', page);
-    fetched.paramsPatch = { passNewestId: maxBig(p.passNewestId, newestId(page.items)) };
     const watermark = p.watermarkId === null ? null : BigInt(p.watermarkId);
     if (watermark !== null && page.items.some((t) => BigInt(t.id) <= watermark)) {
       fetched.stop = 'caught up with the previous pass';

@@ -41,13 +41,3 @@ export function oldestMs(tweets: readonly CanonicalTweet[]): number | null {
   }
   return oldest;
 }
-
-/** The largest tweet id on a page (ids compared as integers, never as JS numbers). */
-export function newestId(tweets: readonly CanonicalTweet[]): string | null {
-  let newest: bigint | null = null;
-  for (const t of tweets) {
-    const id = BigInt(t.id);
-    if (newest === null || id > newest) newest = id;
-  }
-  return newest === null ? null : newest.toString();
-}

@@ -1,0 +1,79 @@
+/**
+ * What reconcile and job control read and change: the runnable slices and remaining budgets that
+ * Redis must hold, and pause / resume / cancel.
+ */
+import type { Pool, Queryable } from './db.ts';
+import { withTransaction } from './db.ts';
+import type { JobStatus } from './job-runtime.ts';
+
+export interface RunnableSlice {
+  jobId: string;
+  sliceId: string;
+  priority: 'watch' | 'backfill';
+}
+
+/** Every slice that should be in the queue (Postgres is the record; Redis may have lost it). */
+export async function runnableSlices(db: Queryable, jobId?: string): Promise<RunnableSlice[]> {
+  const { rows } = await db.query<{ job_id: string; id: string; priority: 'watch' | 'backfill' }>(
+    `SELECT s.job_id::text, s.id::text, j.priority
+       FROM job_slices s JOIN jobs j ON j.id = s.job_id
+      WHERE s.status IN ('pending', 'running')
+        AND j.status IN ('queued', 'running', 'paused_quota', 'scheduled')
+        AND ($1::bigint IS NULL OR j.id = $1::bigint)
+      ORDER BY s.id`,
+    [jobId ?? null],
+  );
+  return rows.map((r) => ({ jobId: r.job_id, sliceId: r.id, priority: r.priority }));
+}
+
+/** Budgets to restore in Redis after a loss: what each job may still spend. */
+export async function jobBudgets(db: Queryable): Promise<Array<{ jobId: string; remaining: number }>> {
+  const { rows } = await db.query<{ id: string; remaining: string }>(
+    `SELECT id::text, GREATEST(max_requests - requests_spent, 0)::text AS remaining FROM jobs
+      WHERE max_requests IS NOT NULL AND status IN ('queued', 'running', 'paused_quota', 'scheduled')`,
+  );
+  return rows.map((r) => ({ jobId: r.id, remaining: Number(r.remaining) }));
+}
+
+/** pause / resume / cancel. Returns the job's kind and priority, or null when nothing changed. */
+export async function setJobControl(
+  pool: Pool,
+  jobId: string,
+  action: 'pause' | 'resume' | 'cancel',
+): Promise<{ status: JobStatus; priority: 'watch' | 'backfill'; watch: boolean } | null> {
+  return withTransaction(pool, async (client) => {
+    const { rows } = await client.query<{ status: JobStatus; priority: 'watch' | 'backfill'; every: number | null; is_watch: boolean }>(
+      `SELECT j.status, j.priority, w.every_seconds AS every, (w.job_id IS NOT NULL) AS is_watch
+         FROM jobs j LEFT JOIN watches w ON w.job_id = j.id WHERE j.id = $1::bigint FOR UPDATE OF j`,
+      [jobId],
+    );
+    const r = rows[0];
+    if (!r) return null;
+    const live = ['queued', 'running', 'paused_quota', 'scheduled'];
+    let next: JobStatus | null = null;
+    if (action === 'pause' && live.includes(r.status)) next = 'paused';
+    if (action === 'resume' && r.status === 'paused') next = r.every !== null ? 'scheduled' : 'queued';
+    if (action === 'cancel' && (live.includes(r.status) || r.status === 'paused')) next = 'cancelled';
+    if (next === null) return null;
+    await client.query(
+      `UPDATE jobs SET status = $2, updated_at = now(), finished_at = CASE WHEN $2 = 'cancelled' THEN now() ELSE finished_at END
+        WHERE id = $1::bigint`,
+      [jobId, next],
+    );
+    if (r.is_watch) await client.query('UPDATE watches SET enabled = $2 WHERE job_id = $1::bigint', [jobId, action === 'resume']);
+    if (action === 'cancel') {
+      await client.query(
+        `UPDATE job_slices SET status = 'cancelled', finished_at = now(), updated_at = now()
+          WHERE job_id = $1::bigint AND status IN ('pending', 'running')`,
+        [jobId],
+      );
+    } else if (action === 'pause') {
+      // A slice caught mid-walk keeps its cursor; `running` would only mislead `status`.
+      await client.query(
+        `UPDATE job_slices SET status = 'pending', updated_at = now() WHERE job_id = $1::bigint AND status = 'running'`,
+        [jobId],
+      );
+    }
+    return { status: next, priority: r.priority, watch: r.is_watch };
+  });
+}
