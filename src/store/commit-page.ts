@@ -106,6 +106,10 @@ async function commitOnce(pool: Pool, page: PageCommit, hooks: CommitHooks): Pro
   const observedAt = page.observedAt ?? new Date();
   const collected = collectPage(page.tweets, page.users, page.userRole ?? 'user');
   return withTransaction(pool, async (client) => {
+    // The page and its cursor commit together, so a commit lost to a Postgres crash loses both:
+    // the slice resumes from the cursor before it and the page is fetched again. Waiting for the
+    // WAL flush buys nothing here but 1-3 ms per page.
+    await client.query('SET LOCAL synchronous_commit = off');
     // Lock the slice first: a stale page fails before doing any work, and two workers holding the
     // same slice serialise here instead of racing through the upserts.
     const locked = await client.query({ name: 'harvest_lock_slice', text: LOCK_SLICE_SQL, values: [page.sliceId, page.jobId, page.expectedCursor] });
