@@ -200,9 +200,10 @@ async function maybeSplit(slice: SliceForRun, page: FetchedPage, deps: SliceRunn
   const oldest = oldestMs(page.tweets);
   const newest = Math.max(...page.tweets.map((t) => t.createdAt.getTime()));
   if (oldest === null) return;
-  const floor = p.sinceMs;
+  // What this slice still has to walk: down to its own start, or to where it handed over before.
+  const floor = Math.max(p.sinceMs, p.stopBelowMs ?? p.sinceMs);
   const at = splitPoint(floor, oldest, newest - oldest);
-  if (at === null || (p.stopBelowMs !== undefined && p.stopBelowMs >= at)) return;
+  if (at === null) return;
   if ((await activeSliceCount(deps.pool, slice.jobId)) >= deps.targetParallelism()) return;
   const childParams = { query: p.query, order: p.order, sinceMs: floor, untilMs: at };
   const child = await splitSlice(deps.pool, { sliceId: slice.id, jobId: slice.jobId, stopBelowMs: at, childParams });

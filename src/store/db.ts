@@ -2,6 +2,7 @@
  * The one place that opens Postgres connections. Everything else in src/store takes a structural
  * `Queryable`, so a pool, a transaction client or a test double all fit.
  */
+import { userInfo } from 'node:os';
 import pg from 'pg';
 import { DatabaseUnavailableError } from './errors.ts';
 
@@ -89,9 +90,28 @@ export function toConnectionError(error: unknown, databaseUrl: string): unknown 
 
 const targets = new WeakMap<pg.Pool, string>();
 
+/** pg connection options for a URL, with libpq's default user when the URL names none. */
+export function connectionOptions(databaseUrl: string): { connectionString: string; user?: string } {
+  return { connectionString: databaseUrl, ...(hasUser(databaseUrl) ? {} : { user: defaultUser() }) };
+}
+
+function hasUser(databaseUrl: string): boolean {
+  try {
+    return new URL(databaseUrl).username !== '' || process.env.PGUSER !== undefined;
+  } catch {
+    return true;
+  }
+}
+
+function defaultUser(): string {
+  return process.env.USER || userInfo().username;
+}
+
 export function createPool(databaseUrl: string, options: { max?: number; applicationName?: string } = {}): Pool {
   const pool = new pg.Pool({
-    connectionString: databaseUrl,
+    // libpq's default user is the operating-system user; pg only looks at $USER, which service
+    // managers and containers often leave unset.
+    ...connectionOptions(databaseUrl),
     max: options.max ?? 10,
     application_name: options.applicationName ?? 'harvest',
     connectionTimeoutMillis: 10_000,

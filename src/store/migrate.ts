@@ -9,7 +9,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { silentLogger, type Logger } from '../logger.ts';
-import { SqlState, sqlState, toConnectionError } from './db.ts';
+import { connectionOptions, SqlState, sqlState, toConnectionError } from './db.ts';
 import { MigrationConflictError } from './errors.ts';
 
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations/', import.meta.url));
@@ -40,7 +40,7 @@ function quoteIdent(name: string): string {
 }
 
 async function connect(url: string): Promise<pg.Client> {
-  const client = new pg.Client({ connectionString: url, application_name: 'harvest-migrate' });
+  const client = new pg.Client({ ...connectionOptions(url), application_name: 'harvest-migrate' });
   client.on('error', () => undefined);
   try {
     await client.connect();

@@ -242,7 +242,8 @@ export class RedisGate implements RequestGate {
             registered = false;
             const key = this.#secrets.get(reply.fingerprint);
             if (key === undefined) throw new Error(`limiter granted an unconfigured key ${reply.fingerprint}`);
-            if (reply.quotaUnknown) this.#warnUnknownQuota(reply.fingerprint);
+            // The usage call that seeds the quota is itself granted while the quota is unknown.
+            if (reply.quotaUnknown && mode !== 'sync') this.#warnUnknownQuota(reply.fingerprint);
             // The slot is ours and at most half an interval away: wait for it even when aborted,
             // so a grant that spent quota and budget is always handed out and used.
             if (reply.delayMs > 0) await sleep(Math.ceil(reply.delayMs), undefined);

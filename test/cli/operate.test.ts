@@ -1,0 +1,79 @@
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { RequestGate } from '../../src/api-client/gate.ts';
+import { main } from '../../src/cli/main.ts';
+import { RateWaitTracker } from '../../src/jobs/rate-wait.ts';
+import { jobSnapshot } from '../../src/store/job-status.ts';
+import { startHarness, type Harness } from '../helpers/harness.ts';
+
+async function run(argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const log = vi.spyOn(console, 'log').mockImplementation((...a: unknown[]) => void out.push(a.join(' ')));
+  const error = vi.spyOn(console, 'error').mockImplementation((...a: unknown[]) => void err.push(a.join(' ')));
+  try {
+    return { code: await main(argv), out: out.join('\n'), err: err.join('\n') };
+  } finally {
+    log.mockRestore();
+    error.mockRestore();
+  }
+}
+
+describe('operating commands', () => {
+  let h: Harness;
+  const saved = { ...process.env };
+  beforeAll(async () => {
+    h = await startHarness();
+    Object.assign(process.env, h.env);
+  });
+  afterAll(async () => {
+    process.env = saved;
+    await h?.close();
+  });
+
+  it('a job command prints the job id on its first line; status, pause, resume and cancel steer it', async () => {
+    const created = await run(['search', 'coffee', '--since', '2026-10-01', '--until', '2026-10-20']);
+    expect(created.code).toBe(0);
+    const jobId = created.out.split('\n')[0]!;
+    expect(jobId).toMatch(/^\d+$/);
+
+    const status = await run(['status']);
+    expect(status.code).toBe(0);
+    expect(status.out).toMatch(new RegExp(`^${jobId}\\s+search\\s.*queued$`, 'm'));
+    expect(status.out).toContain('k_'); // keys named by fingerprint only
+    expect(status.out).not.toContain('test-key-1');
+
+    expect((await run(['pause', jobId])).out).toBe(`job ${jobId} paused`);
+    expect((await jobSnapshot(h.services.pool, jobId))?.status).toBe('paused');
+    expect((await run(['pause', jobId])).code).not.toBe(0); // already paused: a clear refusal
+    expect((await run(['resume', jobId])).out).toBe(`job ${jobId} queued`);
+    const detail = await run(['status', jobId]);
+    expect(detail.out).toMatch(/params\s+\{.*"query":"coffee"/);
+    expect(detail.out).toMatch(/slices\s+\d+ done, \d+ running, \d+ pending, 0 failed/);
+    expect((await run(['cancel', jobId])).out).toBe(`job ${jobId} cancelled`);
+    expect((await jobSnapshot(h.services.pool, jobId))?.status).toBe('cancelled');
+    expect((await run(['status', '999999'])).code).toBe(1);
+  });
+
+  it('quota shows each key by fingerprint with its remaining quota (one request each)', async () => {
+    const before = h.sim.control.requestLog().filter((r) => r.path === '/v3/key-usage-info').length;
+    const q = await run(['quota']);
+    expect(q.code).toBe(0);
+    expect(q.out).toMatch(/k_[0-9a-f]{12}\s+[\d,]+\s+20\d\d-/);
+    expect(h.sim.control.requestLog().filter((r) => r.path === '/v3/key-usage-info').length - before).toBe(1);
+  });
+
+  it('status tells a job waiting for rate apart from one merely running', async () => {
+    const slow: RequestGate = {
+      acquire: () => new Promise((resolve) => setTimeout(() => resolve({ key: 'k', fingerprint: 'k_x' }), 700)),
+      report: async () => undefined,
+    };
+    const tracker = new RateWaitTracker(h.services.redis, h.prefix);
+    const pending = tracker.wrap(slow).acquire({ jobId: '77' });
+    await new Promise((r) => setTimeout(r, 450));
+    expect(await tracker.waitingJobs()).toContain('77');
+    await pending;
+    const fast = tracker.wrap({ acquire: async () => ({ key: 'k', fingerprint: 'k_x' }), report: async () => undefined });
+    await fast.acquire({ jobId: '78' });
+    expect(await tracker.waitingJobs()).not.toContain('78');
+  });
+});
