@@ -91,8 +91,12 @@ export function toConnectionError(error: unknown, databaseUrl: string): unknown 
 const targets = new WeakMap<pg.Pool, string>();
 
 /** pg connection options for a URL, with libpq's default user when the URL names none. */
-export function connectionOptions(databaseUrl: string): { connectionString: string; user?: string } {
-  return { connectionString: databaseUrl, ...(hasUser(databaseUrl) ? {} : { user: defaultUser() }) };
+export function connectionOptions(databaseUrl: string): { connectionString: string } {
+  if (hasUser(databaseUrl)) return { connectionString: databaseUrl };
+  // pg lets the connection string override a separate `user`, so the user goes into the URL.
+  const url = new URL(databaseUrl);
+  url.username = encodeURIComponent(defaultUser());
+  return { connectionString: url.toString() };
 }
 
 function hasUser(databaseUrl: string): boolean {
