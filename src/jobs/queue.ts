@@ -47,11 +47,15 @@ const JOB_OPTIONS = {
 export class HarvestQueues {
   readonly #queues: Record<RequestPriority, Queue>;
 
-  constructor(connection: Redis, prefix: string) {
+  constructor(connection: Redis, prefix: string, logger?: Logger) {
     this.#queues = {
       backfill: new Queue(QUEUE_NAMES.backfill, { connection, prefix }),
       watch: new Queue(QUEUE_NAMES.watch, { connection, prefix }),
     };
+    // While Redis is away every queue reports it; the connection retries and reconcile follows.
+    for (const queue of Object.values(this.#queues)) {
+      queue.on('error', (error) => logger?.warn({ err: error, queue: queue.name }, 'queue connection error'));
+    }
   }
 
   /** Queues a slice to run (a no-op while the same slice is already queued or running). */

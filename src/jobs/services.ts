@@ -77,7 +77,7 @@ export async function openServices(config: Config, logger: Logger, options: Open
     await pool.end().catch(() => undefined);
     throw error;
   }
-  const queues = new HarvestQueues(redis, config.redisPrefix);
+  const queues = new HarvestQueues(redis, config.redisPrefix, logger);
   const gate = createRedisGate({
     redis,
     prefix: `${config.redisPrefix}:limiter`,
