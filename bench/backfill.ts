@@ -8,6 +8,7 @@
  * left out): requests ÷ seconds between the 10th- and 90th-percentile request, ÷ the key's rate.
  */
 import type { ChildProcess } from 'node:child_process';
+import { loadavg } from 'node:os';
 import { createWorld, DEFAULT_START_MS } from '../src/simulator/world/index.ts';
 import type { World } from '../src/simulator/index.ts';
 import { searchTweets } from '../src/simulator/search/index.ts';
@@ -73,6 +74,16 @@ interface RunResult {
   rssStartMb: number;
   rssEndMb: number;
   cpuMsPerPage: number;
+  /** Mean 1-minute load average while the run walked: the machine is shared, the rate moves with it. */
+  loadAvg: number;
+  /** Most requests that arrived in one wall-clock second (the service's window; 21+ means a 429). */
+  busiestSecond: number;
+}
+
+function busiestSecond(log: readonly RequestLogEntry[]): number {
+  const perSecond = new Map<number, number>();
+  for (const r of log) if (r.path.startsWith('/v3/')) perSecond.set(Math.floor(r.at / 1000), (perSecond.get(Math.floor(r.at / 1000)) ?? 0) + 1);
+  return Math.max(0, ...perSecond.values());
 }
 
 async function runBackfill(env: BenchEnv, range: { since: string; until: string }, processes: number): Promise<RunResult> {
@@ -85,6 +96,7 @@ async function runBackfill(env: BenchEnv, range: { since: string; until: string 
   const rss: Array<{ pages: number; mb: number }> = [];
   let cpuStart: { pages: number; ms: number } | null = null;
   let cpuEnd: { pages: number; ms: number } | null = null;
+  const loads: number[] = [];
   try {
     for (;;) {
       const snap = await jobSnapshot(env.services.pool, jobId);
@@ -92,6 +104,7 @@ async function runBackfill(env: BenchEnv, range: { since: string; until: string 
       if (snap.status === 'failed' || snap.status === 'cancelled') throw new Error(`backfill ${snap.status}: ${snap.errorMessage ?? ''}`);
       if (snap.status === 'completed') break;
       if (Date.now() - started > RUN_TIMEOUT_MS) throw new Error(`backfill still ${snap.status} after ${RUN_TIMEOUT_MS} ms`);
+      loads.push(loadavg()[0] ?? 0);
       const mb = first.pid ? rssMb(first.pid) : null;
       if (mb !== null && snap.pages > 0) rss.push({ pages: snap.pages, mb });
       const cpu = first.pid ? cpuMsOf(first.pid) : null;
@@ -125,6 +138,8 @@ async function runBackfill(env: BenchEnv, range: { since: string; until: string 
     seconds,
     rssStartMb: early?.mb ?? 0,
     rssEndMb: rss.at(-1)?.mb ?? 0,
+    loadAvg: loads.reduce((a, b) => a + b, 0) / Math.max(1, loads.length),
+    busiestSecond: busiestSecond(log),
     cpuMsPerPage: cpuStart && cpuEnd && cpuEnd.pages > cpuStart.pages ? (cpuEnd.ms - cpuStart.ms) / (cpuEnd.pages - cpuStart.pages) : 0,
   };
 }
@@ -149,6 +164,7 @@ export async function runBackfillBench(): Promise<Record<string, number>> {
       worker_rss_mb_start: round(r1.rssStartMb, 1),
       worker_rss_mb_end: round(r1.rssEndMb, 1),
       worker_process_cpu_ms_per_page: round(r1.cpuMsPerPage, 2),
+      backfill_load_avg: round((r1.loadAvg + r3.loadAvg) / 2, 2),
     };
   } finally {
     await env.close();

@@ -31,10 +31,14 @@ async function passActive(env: BenchEnv, jobId: string): Promise<boolean> {
   return (rows[0]?.n ?? 0) > 0;
 }
 
-/** Backfill requests per second over the last `ms` (is the key saturated right now?). */
+/**
+ * Backfill requests per second over `ms` ending a second ago (is the key saturated?). The log
+ * gets an entry when the answer is sent, so the last (latency) of arrivals is not in it yet.
+ */
 function recentRate(env: BenchEnv, ms: number): number {
-  const since = Date.now() - ms;
-  return env.sim.control.requestLog().filter((r) => r.path === '/v3/search-tweets' && r.at >= since).length / (ms / 1000);
+  const until = Date.now() - 1000;
+  const since = until - ms;
+  return env.sim.control.requestLog().filter((r) => r.path === '/v3/search-tweets' && r.at >= since && r.at < until).length / (ms / 1000);
 }
 
 async function waitForSaturation(env: BenchEnv): Promise<void> {
