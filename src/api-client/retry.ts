@@ -7,6 +7,7 @@
  * on the boundary together. 5xx and transport failures: the spec says retry after 1–2 s.
  */
 import { AbortedError } from '../errors.ts';
+import { sleep } from '../sleep.ts';
 import type { AcquireOptions, Grant, RequestGate } from './gate.ts';
 import { ApiError, RateLimitedError, isRetryable } from './errors.ts';
 
@@ -39,24 +40,6 @@ export interface RetryDeps {
   random?: () => number;
 }
 
-/** Waits `ms`, rejecting with AbortedError as soon as the signal fires. */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) {
-      reject(new AbortedError());
-      return;
-    }
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(new AbortedError());
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-}
 
 /** Milliseconds until the next wall-clock second, plus jitter. */
 export function delayAfterRateLimit(now: number, jitterMs: number, random: () => number): number {

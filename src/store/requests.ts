@@ -36,21 +36,6 @@ export function requestColumns(rows: readonly RequestRecord[]): unknown[] {
   ];
 }
 
-/** Inserts request rows; returns how many were new (a replayed row is not counted). */
-export async function insertRequests(db: Queryable, rows: readonly RequestRecord[]): Promise<number> {
-  if (rows.length === 0) return 0;
-  const { rows: out } = await db.query<{ n: number }>(
-    `WITH ins AS (
-       INSERT INTO api_requests (at, endpoint, key_fingerprint, status, duration_ms, job_id, slice_id)
-       SELECT * FROM unnest($1::timestamptz[], $2::text[], $3::text[], $4::int[], $5::int[], $6::bigint[], $7::bigint[])
-       ON CONFLICT DO NOTHING
-       RETURNING 1)
-     SELECT count(*)::int AS n FROM ins`,
-    requestColumns(rows),
-  );
-  return out[0]?.n ?? 0;
-}
-
 export async function insertQuarantine(
   db: Queryable,
   jobId: string | null,

@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { main } from '../../src/cli/main.ts';
+import { runCli } from '../helpers/cli.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHarness, type Harness } from '../helpers/harness.ts';
 
 const BAD: string[][] = [
@@ -59,23 +59,8 @@ describe('bad command lines', () => {
   });
 
   it.each(BAD.map((argv) => [argv.join(' '), argv] as const))('%s → one clear line, non-zero exit, nothing enqueued', async (_name, argv) => {
-    const lines: string[] = [];
-    const err = vi.spyOn(console, 'error').mockImplementation((...a: unknown[]) => void lines.push(a.join(' ')));
-    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
-      lines.push(String(chunk));
-      return true;
-    });
-    const out = vi.spyOn(console, 'log').mockImplementation(() => undefined);
-    let code: number;
-    try {
-      code = await main(argv);
-    } finally {
-      err.mockRestore();
-      stderr.mockRestore();
-      out.mockRestore();
-    }
+    const { code, err: text } = await runCli(argv);
     expect(code).not.toBe(0);
-    const text = lines.join('').trim();
     expect(text.length).toBeGreaterThan(0);
     expect(text).not.toMatch(/\n\s+at /); // no stack trace
     const { rows } = await h.services.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM jobs');

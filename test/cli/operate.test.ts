@@ -1,22 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { runCli } from '../helpers/cli.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RequestGate } from '../../src/api-client/gate.ts';
-import { main } from '../../src/cli/main.ts';
 import { RateWaitTracker } from '../../src/jobs/rate-wait.ts';
 import { jobSnapshot } from '../../src/store/job-status.ts';
 import { startHarness, type Harness } from '../helpers/harness.ts';
 
-async function run(argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const log = vi.spyOn(console, 'log').mockImplementation((...a: unknown[]) => void out.push(a.join(' ')));
-  const error = vi.spyOn(console, 'error').mockImplementation((...a: unknown[]) => void err.push(a.join(' ')));
-  try {
-    return { code: await main(argv), out: out.join('\n'), err: err.join('\n') };
-  } finally {
-    log.mockRestore();
-    error.mockRestore();
-  }
-}
+const run = runCli;
 
 describe('operating commands', () => {
   let h: Harness;

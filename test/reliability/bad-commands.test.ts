@@ -4,11 +4,11 @@
  * excess arguments, hydrate files of junk. Each one: a clear message naming what is wrong, a
  * non-zero exit, no stack trace, and nothing in Postgres or Redis.
  */
+import { runCli } from '../helpers/cli.ts';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { main } from '../../src/cli/main.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHarness, type Harness } from '../helpers/harness.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'harvest-bad-'));
@@ -88,23 +88,8 @@ describe('malformed command lines (reliability)', () => {
   });
 
   it.each(BAD.map(([argv, why]) => [JSON.stringify(argv), argv, why] as const))('%s → a clear message, non-zero exit, nothing enqueued', async (_name, argv, why) => {
-    const lines: string[] = [];
-    const err = vi.spyOn(console, 'error').mockImplementation((...a: unknown[]) => void lines.push(`${a.join(' ')}\n`));
-    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
-      lines.push(String(chunk));
-      return true;
-    });
-    const out = vi.spyOn(console, 'log').mockImplementation(() => undefined);
-    let code: number;
-    try {
-      code = await main(argv);
-    } finally {
-      err.mockRestore();
-      stderr.mockRestore();
-      out.mockRestore();
-    }
+    const { code, err: text } = await runCli(argv);
     expect(code).not.toBe(0);
-    const text = lines.join('').trim();
     expect(text).toMatch(why);
     expect(text).not.toMatch(/\n\s+at /);
     const { rows } = await h.services.pool.query<{ n: number }>('SELECT (SELECT count(*) FROM jobs)::int + (SELECT count(*) FROM job_slices)::int AS n');

@@ -9,6 +9,7 @@ import type { AcquireOptions, AttemptOutcome, Grant, RequestGate } from '../../a
 import type { ApiKeyConfig } from '../../config.ts';
 import { AbortedError, ConfigError } from '../../errors.ts';
 import { silentLogger, type Logger } from '../../logger.ts';
+import { sleep } from '../../sleep.ts';
 import { BudgetExhaustedError, KeysRefusedError, QuotaExhaustedError } from './errors.ts';
 import { defineLimiterScripts, type AcquireMode, type KeyRedisNames, type LimiterScripts } from './scripts.ts';
 
@@ -65,23 +66,6 @@ const MAX_POLL_MS = 40;
 /** A watch that stops polling (crashed process) blocks backfills for at most this long. */
 const WAITER_TTL_MS = 1000;
 
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) {
-      reject(new AbortedError());
-      return;
-    }
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(new AbortedError());
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-}
 
 export class RedisGate implements RequestGate {
   readonly #redis: Redis;
