@@ -10,6 +10,7 @@
  * BullMQ bookkeeping, pg wire encoding/decoding and the database's work. Measured with
  * process.cpuUsage (user + system, GC included) over many passes after a warm-up pass.
  */
+import { EventEmitter } from 'node:events';
 import { createRequire } from 'node:module';
 import type pg from 'pg';
 import { tweetV3Reader } from '../src/api-client/readers.ts';
@@ -56,13 +57,14 @@ async function recordBodies(): Promise<string[]> {
 /** A pool whose one client answers every statement at once, after preparing its parameters as pg does. */
 function recordingPool(): Pool {
   const result = { rows: [{ stored: 20, new_tweets: 20, new_users: 5, slices: 1, jobs: 1, n: 1 }], rowCount: 1 };
-  const client = {
+  // An emitter, as pg's client is: the store listens for connection errors while it holds one.
+  const client = Object.assign(new EventEmitter(), {
     query(config: string | pg.QueryConfig) {
       if (typeof config !== 'string') for (const v of config.values ?? []) prepareValue(v);
       return Promise.resolve(result);
     },
     release() {},
-  };
+  });
   return { connect: () => Promise.resolve(client) } as unknown as Pool;
 }
 
