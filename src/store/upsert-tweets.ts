@@ -15,13 +15,17 @@ const merged = COUNTS.map((c) => `coalesce(i.${c}, t.${c})`).join(', ');
 
 const SQL = `
 WITH input AS (
-  SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::timestamptz[], $5::text[], $6::bigint[], $7::bigint[],
+  -- media ($24) and raw ($26) ride as one jsonb array each, matched to the rows by position: one
+  -- JSON.stringify per page instead of escaping every document into a text[] element
+  SELECT i.*, m.media, r.raw FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::timestamptz[], $5::text[], $6::bigint[], $7::bigint[],
     $8::text[], $9::bigint[], $10::bigint[], $11::boolean[], $12::boolean[], $13::boolean[], $14::bigint[], $15::bigint[],
     $16::bigint[], $17::bigint[], $18::bigint[], $19::bigint[], $20::text[], $21::text[], $22::text[], $23::text[],
-    $24::text[], $25::text[], $26::text[])
+    $25::text[]) WITH ORDINALITY
   AS i(id, author_id, full_text, created_at, lang, conversation_id, in_reply_to_tweet_id, in_reply_to_username,
     quoted_tweet_id, retweeted_tweet_id, is_reply, is_quote_status, is_replies_limited, like_count, retweet_count,
-    reply_count, quote_count, bookmark_count, view_count, hashtags, cashtags, mentions, urls, media, source, raw)
+    reply_count, quote_count, bookmark_count, view_count, hashtags, cashtags, mentions, urls, source, ord)
+  JOIN jsonb_array_elements($24::jsonb) WITH ORDINALITY AS m(media, ord) ON m.ord = i.ord
+  JOIN jsonb_array_elements($26::jsonb) WITH ORDINALITY AS r(raw, ord) ON r.ord = i.ord
 ),
 metrics AS (
   INSERT INTO tweet_metrics (tweet_id, observed_at, ${COUNTS.join(', ')})
@@ -37,7 +41,7 @@ up AS (
     ${COUNTS.join(', ')}, hashtags, cashtags, mentions, urls, media, source, raw, first_seen_at, last_seen_at)
   SELECT id, author_id, full_text, created_at, lang, conversation_id, in_reply_to_tweet_id, in_reply_to_username,
     quoted_tweet_id, retweeted_tweet_id, is_reply, is_quote_status, is_replies_limited, ${COUNTS.join(', ')},
-    hashtags::text[], cashtags::text[], mentions::text[], urls::text[], media::jsonb, source, raw::jsonb, $27, $27
+    hashtags::text[], cashtags::text[], mentions::text[], urls::text[], media, source, raw, $27, $27
   FROM input ORDER BY id
   ON CONFLICT (id) DO UPDATE SET
     author_id = coalesce(excluded.author_id, t.author_id),
@@ -109,9 +113,9 @@ export async function upsertTweets(
     tweets.map((t) => arrayLiteral(t.cashtags)),
     tweets.map((t) => arrayLiteral(t.mentions)),
     tweets.map((t) => arrayLiteral(t.urls)),
-    tweets.map((t) => jsonText(t.media)),
+    jsonText(tweets.map((t) => t.media)),
     tweets.map((t) => t.source),
-    tweets.map((t) => jsonText(t.raw)),
+    jsonText(tweets.map((t) => t.raw)),
     observedAt.toISOString(),
     jobId,
     pageTweetIds,

@@ -10,12 +10,15 @@ import { arrayLiteral, cleanText, isoOrNull, jsonText } from './page-rows.ts';
 
 const SQL = `
 WITH input AS (
-  SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[],
+  -- raw documents ride as one jsonb array ($22), matched to the rows by position
+  SELECT i.*, r.raw FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[],
     $7::boolean[], $8::boolean[], $9::boolean[], $10::boolean[], $11::bigint[], $12::bigint[], $13::bigint[],
-    $14::bigint[], $15::bigint[], $16::text[], $17::text[], $18::text[], $19::text[], $20::text[], $21::text[], $22::text[])
+    $14::bigint[], $15::bigint[], $16::text[], $17::text[], $18::text[], $19::text[], $20::text[], $21::text[])
+    WITH ORDINALITY
   AS i(id, username, display_name, description, location, created_at, protected, verified, can_dm, possibly_sensitive,
     followers_count, followings_count, tweets_count, favourites_count, media_count, profile_image_url,
-    profile_background_image_url, banner_url, bio_urls, pinned_tweet_ids, source, raw)
+    profile_background_image_url, banner_url, bio_urls, pinned_tweet_ids, source, ord)
+  JOIN jsonb_array_elements($22::jsonb) WITH ORDINALITY AS r(raw, ord) ON r.ord = i.ord
 ),
 metrics AS (
   INSERT INTO user_metrics (user_id, observed_at, followers_count, followings_count, tweets_count, favourites_count, media_count)
@@ -34,7 +37,7 @@ up AS (
     profile_background_image_url, banner_url, bio_urls, pinned_tweet_ids, source, raw, first_seen_at, last_seen_at)
   SELECT id, username, display_name, description, location, created_at, protected, verified, can_dm, possibly_sensitive,
     followers_count, followings_count, tweets_count, favourites_count, media_count, profile_image_url,
-    profile_background_image_url, banner_url, bio_urls::text[], pinned_tweet_ids::bigint[], source, raw::jsonb, $23, $23
+    profile_background_image_url, banner_url, bio_urls::text[], pinned_tweet_ids::bigint[], source, raw, $23, $23
   FROM input ORDER BY id
   ON CONFLICT (id) DO UPDATE SET
     username = coalesce(excluded.username, u.username),
@@ -109,7 +112,7 @@ export async function upsertUsers(
     users.map((u) => arrayLiteral(u.bioUrls)),
     users.map((u) => arrayLiteral(u.pinnedTweetIds)),
     users.map((u) => u.source),
-    users.map((u) => jsonText(u.raw)),
+    jsonText(users.map((u) => u.raw)),
     observedAt.toISOString(),
     jobId,
     provenance.map((p) => p[0]),

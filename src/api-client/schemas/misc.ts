@@ -16,13 +16,25 @@ export const handleAnswerSchema = z
  * A paged envelope: `{<itemsKey>: [...], next_cursor}`. Items stay unknown here: each one is
  * validated on its own so one bad item is quarantined instead of failing the page.
  */
-export function pageEnvelopeSchema(itemsKey: string) {
+function buildPageEnvelope(itemsKey: string) {
   return z
     .object({
       [itemsKey]: z.array(z.unknown()),
       next_cursor: cursorSchema,
     })
     .loose();
+}
+
+const envelopes = new Map<string, ReturnType<typeof buildPageEnvelope>>();
+
+/** The `{<items>: [...], next_cursor}` envelope, built once per items key (it is on every page). */
+export function pageEnvelopeSchema(itemsKey: string): ReturnType<typeof buildPageEnvelope> {
+  let schema = envelopes.get(itemsKey);
+  if (!schema) {
+    schema = buildPageEnvelope(itemsKey);
+    envelopes.set(itemsKey, schema);
+  }
+  return schema;
 }
 
 export const arrayEnvelopeSchema = z.array(z.unknown());
