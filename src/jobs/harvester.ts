@@ -29,10 +29,15 @@ export interface HarvesterOptions {
 
 export const DEFAULT_LATENCY_MS = 600;
 
+/** Requests per second all configured keys allow together. */
+export function pooledRate(config: Services['config']): number {
+  return Math.max(1, config.apiKeys.length) * config.ratePerKey;
+}
+
 export async function planContext(services: Services): Promise<PlanContext> {
   const latency = await recentLatencyMs(services.pool).catch(() => null);
   return {
-    pooledRate: Math.max(1, services.config.apiKeys.length) * services.config.ratePerKey,
+    pooledRate: pooledRate(services.config),
     latencyMs: latency ?? DEFAULT_LATENCY_MS,
     now: new Date(),
   };
@@ -59,6 +64,7 @@ export class Harvester {
   #timers: NodeJS.Timeout[] = [];
   #cleanups: Array<() => void> = [];
   #parallelism = 1;
+  #cycleMs: number | null = null;
 
   constructor(services: Services, options: HarvesterOptions) {
     this.#services = services;
@@ -84,6 +90,7 @@ export class Harvester {
       logger: s.logger,
       signal: this.#abort.signal,
       targetParallelism: () => this.#parallelism,
+      onCycle: (ms: number) => this.#observeCycle(ms),
       ...(this.#options.onPage ? { onPage: this.#options.onPage } : {}),
       onSplit: async (jobId: string, sliceId: string, priority: RequestPriority) => {
         await s.queues.enqueueSlice(priority, { jobId, sliceId });
@@ -141,7 +148,17 @@ export class Harvester {
 
   async #refreshParallelism(): Promise<void> {
     const ctx = await planContext(this.#services);
-    this.#parallelism = targetParallelism(ctx.pooledRate, ctx.latencyMs);
+    this.#parallelism = targetParallelism(ctx.pooledRate, this.#cycleMs ?? ctx.latencyMs);
+  }
+
+  /**
+   * Sizes parallelism from the whole page cycle this process sees (request + commit + bookkeeping),
+   * not the service's latency alone: when commits slow down under load, more slices keep the keys
+   * busy. An exponential average over the last ~20 pages.
+   */
+  #observeCycle(ms: number): void {
+    this.#cycleMs = this.#cycleMs === null ? ms : this.#cycleMs * 0.95 + ms * 0.05;
+    this.#parallelism = targetParallelism(pooledRate(this.#services.config), this.#cycleMs);
   }
 
   /** Stops taking work; in-flight pages commit, limiter waits abort, then the queues close. */

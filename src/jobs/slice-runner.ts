@@ -49,6 +49,8 @@ export interface SliceRunnerDeps {
   targetParallelism(): number;
   /** Called after each committed page (metrics). */
   onPage?(info: { jobId: string; sliceId: string; tweets: number; users: number; newTweets: number }): void;
+  /** Called after each page with the ms the slice spent on it, limiter waits excluded. */
+  onCycle?(ms: number): void;
   /** Called when a split created a new slice that must be queued. */
   onSplit(jobId: string, sliceId: string, priority: RequestPriority): Promise<void>;
 }
@@ -95,9 +97,13 @@ export async function runSlice(sliceId: string, deps: SliceRunnerDeps): Promise<
       if (step.kind === 'stop') return step.outcome;
       continue;
     }
+    const fetchedAt = performance.now();
     const step = await commitAndDecide(slice, page, attempts, deps, log);
     if (step.kind === 'stop') return step.outcome;
     const reloaded = await loadSliceForRun(deps.pool, slice.id);
+    // A slice holds its place in the parallelism for the request AND the commit and bookkeeping
+    // after it; the limiter wait is left out (that is time the slice does not need).
+    deps.onCycle?.(attempts.reduce((sum, a) => sum + a.durationMs, 0) + (performance.now() - fetchedAt));
     if (!reloaded || reloaded.status !== 'running') return { kind: 'done' };
     if (!['running', 'queued', 'paused_quota', 'scheduled'].includes(reloaded.job.status)) return { kind: 'done' };
     slice = reloaded;
