@@ -128,7 +128,10 @@ async function runBackfill(env: BenchEnv, range: { since: string; until: string 
   // Early = the first sample after 10% of the pages (warm: sources compiled, pools and caches
   // filled); late = the last sample before the job completed.
   const totalPages = rss.at(-1)?.pages ?? 0;
-  const early = rss.find((s) => s.pages >= totalPages * 0.1) ?? rss[0];
+  // RSS moves ±10% with every major GC, so one sample at each end measures the collector, not a
+  // trend: compare the median over 10-30% of the run with the median over its last 20%.
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
+  const window = (from: number, to: number) => rss.filter((s) => s.pages >= totalPages * from && s.pages <= totalPages * to).map((s) => s.mb);
   return {
     utilization: steadyRate(times) / RATE_PER_KEY,
     utilizationFullSpan: fullSpanS > 0 ? (times.length - 1) / fullSpanS / RATE_PER_KEY : 0,
@@ -136,8 +139,8 @@ async function runBackfill(env: BenchEnv, range: { since: string; until: string 
     requests: search.length,
     tweets: rows[0]?.n ?? 0,
     seconds,
-    rssStartMb: early?.mb ?? 0,
-    rssEndMb: rss.at(-1)?.mb ?? 0,
+    rssStartMb: median(window(0.1, 0.3)),
+    rssEndMb: median(window(0.8, 1)),
     loadAvg: loads.reduce((a, b) => a + b, 0) / Math.max(1, loads.length),
     busiestSecond: busiestSecond(log),
     cpuMsPerPage: cpuStart && cpuEnd && cpuEnd.pages > cpuStart.pages ? (cpuEnd.ms - cpuStart.ms) / (cpuEnd.pages - cpuStart.pages) : 0,
