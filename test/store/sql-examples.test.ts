@@ -8,6 +8,13 @@ import { makeTweet, makeUser } from './fixtures.ts';
 const doc = await readFile(new URL('../../docs/sql.md', import.meta.url), 'utf8');
 const examples = [...doc.matchAll(/^## (.+)\n\n```sql\n([\s\S]*?)```/gm)].map((m) => ({ title: m[1]!, sql: m[2]! }));
 
+// The README's SQL block(s) must run too (they may hold several statements, each ending in ;).
+const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
+const readmeStatements = [...readme.matchAll(/```sql\n([\s\S]*?)```/g)]
+  .flatMap((m) => m[1]!.split(/;\s*\n/))
+  .map((sql) => sql.replace(/^--.*$/gm, '').trim())
+  .filter((sql) => sql.length > 0);
+
 let db: TestDatabase;
 
 beforeAll(async () => {
@@ -58,5 +65,15 @@ describe('docs/sql.md examples', () => {
   it.each(examples)('runs and answers rows: $title', async ({ sql }) => {
     const { rows } = await db.pool.query(sql);
     expect(rows.length).toBeGreaterThan(0);
+  });
+});
+
+describe('README SQL examples', () => {
+  it('has some', () => {
+    expect(readmeStatements.length).toBeGreaterThanOrEqual(2);
+  });
+
+  it.each(readmeStatements)('runs: %s', async (sql) => {
+    await expect(db.pool.query(sql)).resolves.toBeDefined();
   });
 });
