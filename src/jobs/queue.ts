@@ -6,19 +6,19 @@
  */
 import { DelayedError, Queue, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
+import { z } from 'zod';
 import type { RequestPriority } from '../api-client/gate.ts';
 import type { Logger } from '../logger.ts';
 
 export const QUEUE_NAMES = { backfill: 'backfill', watch: 'watch' } as const;
 
-export interface SliceTask {
-  jobId: string;
-  sliceId: string;
-}
+const id = z.string().regex(/^[1-9]\d{0,18}$/);
 
-export interface WatchTick {
-  jobId: string;
-}
+// Task data outlives deploys and crosses processes: it is parsed, not trusted, when taken.
+const SliceTask = z.object({ jobId: id, sliceId: id });
+const WatchTick = z.object({ jobId: id });
+export type SliceTask = z.infer<typeof SliceTask>;
+export type WatchTick = z.infer<typeof WatchTick>;
 
 /** What a processor tells the adapter to do with its BullMQ job. */
 export type TaskOutcome =
@@ -137,10 +137,10 @@ export class QueueWorkers {
     };
     const adapt = (priority: RequestPriority) => async (job: Job, token?: string) => {
       if (job.name === 'tick') {
-        await options.runWatchTick(job.data as WatchTick);
+        await options.runWatchTick(WatchTick.parse(job.data));
         return;
       }
-      const outcome = await options.runSlice(job.data as SliceTask, priority);
+      const outcome = await options.runSlice(SliceTask.parse(job.data), priority);
       if (outcome.kind === 'later') {
         await job.moveToDelayed(outcome.atMs, token);
         throw new DelayedError();
@@ -155,7 +155,7 @@ export class QueueWorkers {
       worker.on('failed', (job, error) => {
         options.logger.warn({ err: error, task: job?.data, attempts: job?.attemptsMade }, 'slice attempt failed');
         if (job && job.name === 'slice' && job.attemptsMade >= (job.opts.attempts ?? 1)) {
-          options.onFinalFailure(job.data as SliceTask, error).catch((e: unknown) =>
+          options.onFinalFailure(SliceTask.parse(job.data), error).catch((e: unknown) =>
             options.logger.error({ err: e }, 'could not record a failed slice'),
           );
         }

@@ -19,7 +19,6 @@ import {
   endJob,
   failJob,
   finishSlice,
-  jobProgress,
   loadSliceForRun,
   markSliceRunning,
   pauseJobForQuota,
@@ -189,9 +188,10 @@ async function commitAndDecide(
     return { kind: 'stop', outcome: { kind: 'done' } };
   }
 
-  const progress = await jobProgress(deps.pool, slice.jobId);
   const maxTweets = (slice.job.params as { maxTweets?: number }).maxTweets;
-  if (progress && maxTweets !== undefined && progress.tweets >= maxTweets) {
+  if (maxTweets !== undefined && slice.job.tweets + result.newTweets >= maxTweets) {
+    // slice.job.tweets was read after the previous page: other slices' pages since then may make
+    // the job stop one page later, never earlier (--max-tweets is approximate by design).
     await endJob(deps.pool, slice.jobId, `stopped at --max-tweets ${maxTweets}`);
     return { kind: 'stop', outcome: { kind: 'done' } };
   }

@@ -81,15 +81,6 @@ export async function markSliceRunning(db: Queryable, sliceId: string, jobId: st
   );
 }
 
-export async function jobProgress(db: Queryable, jobId: string): Promise<{ status: JobStatus; tweets: number } | null> {
-  const { rows } = await db.query<{ status: JobStatus; tweets: string }>(
-    'SELECT status, tweets::text FROM jobs WHERE id = $1::bigint',
-    [jobId],
-  );
-  const r = rows[0];
-  return r ? { status: r.status, tweets: Number(r.tweets) } : null;
-}
-
 async function appendJobNote(db: Queryable, jobId: string, note: string | undefined): Promise<void> {
   if (!note) return;
   await db.query(

@@ -44,6 +44,17 @@ describe('search backfill', () => {
     expect((await jobSnapshot(h.services.pool, jobId))?.requests).toBe(7);
   });
 
+  it('stops at about --max-tweets: at least that many, over by at most the pages in flight', async () => {
+    const jobId = await h.submit({ kind: 'search', params: { query: 'lang:en', since: '2026-09-01', until: '2026-10-31', maxTweets: 100 } });
+    const snap = await h.runUntil(jobId, { timeoutMs: 30_000 });
+    expect(snap.status).toBe('completed');
+    expect(snap.note).toMatch(/max-tweets 100/);
+    expect(snap.tweets).toBeGreaterThanOrEqual(100);
+    // at most one page per slice walking at once (16) beyond the page that crossed the mark
+    expect(snap.tweets).toBeLessThan(100 + 20 * 17);
+    expect(snap.slices.pending + snap.slices.running).toBe(0);
+  });
+
   it('fails with the service message on a 400', async () => {
     const jobId = await h.submit({ kind: 'search', params: { query: 'min_faves:abc' } });
     const snap = await h.runUntil(jobId);
