@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { normalizeTweetV3 } from '../../src/api-client/normalize.ts';
 import { cursorSchema, countSchema, idSchema } from '../../src/api-client/schemas/common.ts';
 import { tweetV3Schema } from '../../src/api-client/schemas/tweet-v3.ts';
 import { tweetV2Schema } from '../../src/api-client/schemas/tweet-v2.ts';
@@ -71,10 +72,12 @@ describe('lenient fields', () => {
     expect(userV3Schema.parse(userV3()).followers_count).toBe(1200);
   });
 
-  it('keeps unknown fields in the parsed object', () => {
-    const parsed = tweetV3Schema.parse(tweetV3()) as Record<string, unknown>;
-    expect(parsed.made_with_ai).toBe(false);
-    expect(parsed.paid_partnership).toBe(false);
+  it('keeps unknown fields in raw (the parsed object drops them: it is read, raw is stored)', () => {
+    const wire = tweetV3();
+    const tweet = normalizeTweetV3(tweetV3Schema.parse(wire), wire);
+    expect((tweet.raw as Record<string, unknown>).made_with_ai).toBe(false);
+    expect((tweet.raw as Record<string, unknown>).paid_partnership).toBe(false);
+    expect(tweet.raw).toBe(wire);
   });
 
   it('parses created_at in both forms and rejects a garbage one', () => {

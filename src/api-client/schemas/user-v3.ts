@@ -23,8 +23,7 @@ export const userV3Schema = z
     pinned_tweet_ids: nullableArray(idSchema),
     profile_image_url: textSchema,
     profile_background_image_url: textSchema,
-  })
-  .loose();
+  });
 
 export type UserV3 = z.infer<typeof userV3Schema>;
 
@@ -36,7 +35,6 @@ export const reducedUserSchema = z
     profile_image_url: textSchema,
     protected: boolSchema,
     verified: boolSchema,
-  })
-  .loose();
+  });
 
 export type ReducedUser = z.infer<typeof reducedUserSchema>;
