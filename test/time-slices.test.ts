@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import type { CanonicalTweet } from '../src/api-client/canonical.ts';
+import { newestMs, oldestMs } from '../src/jobs/kinds/pages.ts';
 import { firstIdAtMs, msOfId, rangeOperators, splitPoint, splitRange, targetParallelism } from '../src/jobs/time-slices.ts';
 
 describe('time slices', () => {
@@ -43,5 +45,14 @@ describe('time slices', () => {
     expect(splitPoint(0, 1000, 100)).toBe(500);
     expect(splitPoint(0, 500, 100)).toBeNull();
     expect(splitPoint(0, 1000, 0)).toBeNull();
+  });
+
+  it('takes page times from the ids, to the millisecond, not from a whole-second created_at', () => {
+    const at = Date.UTC(2026, 9, 1, 12, 0, 0, 750);
+    const tweet = (ms: number) => ({ id: firstIdAtMs(ms).toString(), createdAt: new Date(Math.floor(ms / 1000) * 1000) }) as CanonicalTweet;
+    const page = [tweet(at), tweet(at + 100)];
+    expect(oldestMs(page)).toBe(at);
+    expect(newestMs(page)).toBe(at + 100);
+    expect(oldestMs([])).toBeNull();
   });
 });

@@ -6,6 +6,7 @@
 import type { CanonicalTweet, CanonicalUser, TweetEntity } from './canonical.ts';
 import { normalizeUserV2Embedded, normalizeUserV3 } from './normalize-user.ts';
 import type { TweetV3 } from './schemas/tweet-v3.ts';
+import { idSchema } from './schemas/common.ts';
 import { tweetV3Schema } from './schemas/tweet-v3.ts';
 import type { TweetV2, TweetV2Embedded } from './schemas/tweet-v2.ts';
 import { collectUrls, extractCashtags, extractHashtags, extractMentions, isMediaEntity } from './text-entities.ts';
@@ -44,17 +45,19 @@ function textParts(fullText: string, entities: TweetEntity[]) {
  * v3 embeds quoted/retweeted tweets in a shape the spec leaves open; when the object parses as a
  * full v3 tweet it is normalised, otherwise only its id is kept.
  */
-function embeddedV3(ref: { id: string } | null | undefined, raw: unknown): { id: string | null; tweet: CanonicalTweet | null } {
-  if (!ref) return { id: null, tweet: null };
+function embeddedV3(raw: unknown): { id: string | null; tweet: CanonicalTweet | null } {
+  if (raw === null || raw === undefined) return { id: null, tweet: null };
   const full = tweetV3Schema.safeParse(raw);
-  return { id: ref.id, tweet: full.success ? normalizeTweetV3(full.data, raw) : null };
+  if (full.success) return { id: full.data.id, tweet: normalizeTweetV3(full.data, raw) };
+  const id = idSchema.safeParse(field(raw, 'id'));
+  return { id: id.success ? id.data : null, tweet: null };
 }
 
 export function normalizeTweetV3(tweet: TweetV3, raw: unknown): CanonicalTweet {
   const entities = entitiesOf(tweet.entities);
   const author: CanonicalUser | null = tweet.user ? normalizeUserV3(tweet.user, field(raw, 'user')) : null;
-  const quoted = embeddedV3(tweet.quoted_status, field(raw, 'quoted_status'));
-  const retweeted = embeddedV3(tweet.retweeted_status, field(raw, 'retweeted_status'));
+  const quoted = embeddedV3(field(raw, 'quoted_status'));
+  const retweeted = embeddedV3(field(raw, 'retweeted_status'));
   return {
     id: tweet.id,
     authorId: author?.id ?? null,

@@ -26,11 +26,12 @@ import {
   type SliceForRun,
 } from '../store/job-runtime.ts';
 import { attemptsOf, withAttempts } from './attempts.ts';
+import { KeysRefusedError } from './limiter/index.ts';
 import type { FetchedPage, SliceContext } from './kind.ts';
 import type { TaskOutcome } from './queue.ts';
 import { sliceHandler } from './registry.ts';
 import { SearchSliceParams } from './kinds/search.ts';
-import { oldestMs } from './kinds/pages.ts';
+import { newestMs, oldestMs } from './kinds/pages.ts';
 import { splitPoint } from './time-slices.ts';
 
 /** Consecutive empty pages (with a cursor) after which a walk is taken to be stuck. */
@@ -83,6 +84,9 @@ export async function runSlice(sliceId: string, deps: SliceRunnerDeps): Promise<
     logger: log,
   };
 
+  // Whether this run committed a page: a transient failure after progress is a new problem,
+  // not one more attempt at an old one (BullMQ's attempt count only resets with a fresh run).
+  let progressed = false;
   for (;;) {
     if (deps.signal.aborted) return { kind: 'later', atMs: Date.now() };
     const params = handler.params.parse(slice.params);
@@ -92,10 +96,11 @@ export async function runSlice(sliceId: string, deps: SliceRunnerDeps): Promise<
     try {
       ({ value: page, attempts } = await withAttempts(() => handler.fetchPage(params, cursor, ctx)));
     } catch (error) {
-      const step = await onFetchError(error, slice, deps, log);
+      const step = await onFetchError(error, slice, deps, log, progressed);
       if (step.kind === 'stop') return step.outcome;
       continue;
     }
+    progressed = true;
     const fetchedAt = performance.now();
     const step = await commitAndDecide(slice, page, attempts, deps, log);
     if (step.kind === 'stop') return step.outcome;
@@ -204,8 +209,8 @@ async function maybeSplit(slice: SliceForRun, page: FetchedPage, deps: SliceRunn
   const p = SearchSliceParams.parse(slice.params);
   if (p.order !== 'latest' || p.sinceMs === undefined || page.tweets.length < 2) return;
   const oldest = oldestMs(page.tweets);
-  const newest = Math.max(...page.tweets.map((t) => t.createdAt.getTime()));
-  if (oldest === null) return;
+  const newest = newestMs(page.tweets);
+  if (oldest === null || newest === null) return;
   // What this slice still has to walk: down to its own start, or to where it handed over before.
   const floor = Math.max(p.sinceMs, p.stopBelowMs ?? p.sinceMs);
   const at = splitPoint(floor, oldest, newest - oldest);
@@ -219,7 +224,10 @@ async function maybeSplit(slice: SliceForRun, page: FetchedPage, deps: SliceRunn
   }
 }
 
-async function onFetchError(error: unknown, slice: SliceForRun, deps: SliceRunnerDeps, log: Logger): Promise<Step> {
+/** Delay before a slice that made progress retries a transient failure (the client already retried). */
+export const TRANSIENT_RETRY_MS = 2000;
+
+async function onFetchError(error: unknown, slice: SliceForRun, deps: SliceRunnerDeps, log: Logger, progressed: boolean): Promise<Step> {
   const code = error instanceof AppError ? error.code : undefined;
   const message = error instanceof Error ? error.message : String(error);
   // Every attempt of a failed page cost a request: record them before steering the slice.
@@ -236,6 +244,15 @@ async function onFetchError(error: unknown, slice: SliceForRun, deps: SliceRunne
       });
       return { kind: 'stop', outcome: { kind: 'done' } };
     case ErrorCode.API_AUTH_FAILED:
+      // One key refused: the gate has disabled it, so the next page goes out on another key.
+      // Only when every key is refused (the limiter's KeysRefusedError) does the job fail.
+      if (!(error instanceof KeysRefusedError)) {
+        log.error({ err: error }, 'a key was refused (401); it is disabled, other keys carry on');
+        return { kind: 'continue' };
+      }
+      log.error({ err: error }, 'job failed');
+      await failJob(deps.pool, slice.jobId, code, message);
+      return { kind: 'stop', outcome: { kind: 'done' } };
     case ErrorCode.API_BAD_REQUEST:
     case ErrorCode.API_GONE:
     case ErrorCode.INPUT_INVALID:
@@ -260,7 +277,12 @@ async function onFetchError(error: unknown, slice: SliceForRun, deps: SliceRunne
       return { kind: 'stop', outcome: { kind: 'later', atMs: Date.now() } };
     default:
       // Transient (5xx, 429 after the client's retries, transport, invalid body, database):
-      // back to the queue with backoff; the final attempt marks the slice failed.
+      // back to the queue with backoff; the final attempt marks the slice failed. A slice that
+      // committed pages in this run starts its count afresh instead.
+      if (progressed) {
+        log.warn({ err: error }, 'transient failure after progress; retrying shortly');
+        return { kind: 'stop', outcome: { kind: 'later', atMs: Date.now() + TRANSIENT_RETRY_MS } };
+      }
       throw error;
   }
 }

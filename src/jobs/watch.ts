@@ -12,7 +12,11 @@ export async function runWatchTick(jobId: string, deps: { pool: Pool; queues: Ha
     const params = MentionsJobParams.parse(w.jobParams);
     return passSlice(params, w.watermarkId, w.passes + 1, new Date());
   });
-  if (!pass) return null;
+  if (!pass) {
+    // The watch ended (failed, cancelled, paused): its scheduler has nothing left to start.
+    await deps.queues.unscheduleWatch(jobId);
+    return null;
+  }
   await deps.queues.enqueueSlice('watch', { jobId, sliceId: pass.sliceId });
   return pass.sliceId;
 }

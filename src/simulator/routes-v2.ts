@@ -33,7 +33,7 @@ const COUNTERPARTS: Record<string, string> = {
   '/v2/info': 'GET /v3/info',
   '/v2/follows': 'GET /v3/follows',
   '/v2/new-following-7d': 'GET /v3/followers',
-  '/v2/check-quoted': 'GET /v3/quotes',
+  '/v2/check-quoted': 'POST /v3/quotes',
 };
 
 export function v3CounterpartOf(path: string): string {

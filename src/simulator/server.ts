@@ -10,7 +10,7 @@ import { silentLogger } from '../logger.ts';
 import { handleAdmin } from './admin.ts';
 import type { RouteDef, SimContext } from './context.ts';
 import { FaultState, createRandom } from './faults.ts';
-import { SimHttpError, isLoopback, readBody, sendJson } from './http-utils.ts';
+import { SimHttpError, badRequest, isLoopback, readBody, sendJson } from './http-utils.ts';
 import { KeyStore } from './keys.ts';
 import type { World } from './model.ts';
 import {
@@ -49,7 +49,13 @@ function buildRouter(routes: readonly RouteDef[]): (method: string, path: string
       const rest = path.slice(p.prefix.length);
       if (path.startsWith(p.prefix) && rest !== '' && !rest.includes('/')) {
         if (p.route.method !== method) return { wrongMethod: p.route.method };
-        return { route: p.route, params: { [p.param]: decodeURIComponent(rest) } };
+        let value: string;
+        try {
+          value = decodeURIComponent(rest);
+        } catch {
+          throw badRequest(`malformed path segment ${JSON.stringify(rest)}`);
+        }
+        return { route: p.route, params: { [p.param]: value } };
       }
     }
     const other = methods.get(path);

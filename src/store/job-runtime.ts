@@ -122,6 +122,14 @@ async function rollUp(client: PoolClient, jobId: string): Promise<JobStatus> {
   return next;
 }
 
+/** Rolls a job up on its own (after resume: its last slice may have ended while it was paused). */
+export async function rollUpJob(pool: Pool, jobId: string): Promise<JobStatus> {
+  return withTransaction(pool, async (client) => {
+    await client.query('SELECT 1 FROM jobs WHERE id = $1::bigint FOR UPDATE', [jobId]);
+    return rollUp(client, jobId);
+  });
+}
+
 export interface FinishSlice {
   sliceId: string;
   jobId: string;
@@ -147,7 +155,9 @@ export async function finishSlice(pool: Pool, f: FinishSlice): Promise<JobStatus
       [f.sliceId, f.status, f.errorCode ?? null, f.errorMessage ?? null],
     );
     const slice = rows[0];
-    if (slice?.kind === 'mentions' && slice.pass !== null) {
+    // Only a pass that read to its end may move the watermark: a failed pass left tweets unread
+    // below its newest, and the next pass must read them.
+    if (f.status === 'done' && slice?.kind === 'mentions' && slice.pass !== null) {
       await finishWatchPass(client, f.jobId, { pass: slice.pass, highWatermarkId: slice.newest, newCount: Number(slice.new_items) });
     }
     await appendJobNote(client, f.jobId, f.note);

@@ -38,6 +38,8 @@ async function rejection(promise: Promise<unknown>): Promise<unknown> {
   );
 }
 
+const DEFAULT_RECHECK = 10 * 60_000;
+
 describe('RedisGate quota', () => {
   it('decrements the quota per grant and throws QuotaExhaustedError once it is spent', async () => {
     const gate = gateWith({ recheckMs: 60_000 });
@@ -58,9 +60,14 @@ describe('RedisGate quota', () => {
     await gate.setQuota(ONE!.fingerprint, 5);
     await gate.acquire({ priority: 'backfill' });
     await gate.acquire({ priority: 'backfill' });
+    const before = Date.now();
     const error = await rejection(gate.acquire({ priority: 'backfill' }));
     expect(error).toBeInstanceOf(QuotaExhaustedError);
-    expect((error as QuotaExhaustedError).retryAt).toBeNull();
+    // Backfills try again at the recheck (a top-up and a quota sync may lift the floor), never
+    // at the end of the billing period.
+    const retryAt = (error as QuotaExhaustedError).retryAt!.getTime();
+    expect(retryAt).toBeGreaterThanOrEqual(before + DEFAULT_RECHECK - 1000);
+    expect(retryAt).toBeLessThanOrEqual(Date.now() + DEFAULT_RECHECK + 1000);
     for (let i = 0; i < 3; i++) await gate.acquire({ priority: 'watch' });
     expect(await rejection(gate.acquire({ priority: 'watch' }))).toBeInstanceOf(QuotaExhaustedError);
     expect((await gate.keyStates())[0]?.remaining).toBe(0);

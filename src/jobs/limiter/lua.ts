@@ -80,8 +80,12 @@ for i = 1, n do
     else
       local quota = tonumber(redis.call('GET', q) or '')
       if mode ~= 'sync' and quota and quota <= floor then
+        -- At its floor (spent, or down to the watch reserve): try again at the earlier of
+        -- validUntil and a recheck, since an account can be topped up at any time.
         local vu = tonumber(st[6] or '')
-        if vu and vu > now and (not retryAt or vu < retryAt) then retryAt = vu end
+        local at = now + recheck
+        if vu and vu > now and vu < at then at = vu end
+        if not retryAt or at < retryAt then retryAt = at end
       else
         live = true
         local slot = math.max(tonumber(st[1] or '') or 0, tonumber(st[5] or '') or 0, now)

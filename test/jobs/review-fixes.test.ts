@@ -1,0 +1,81 @@
+/**
+ * Behaviours that a review of the runner found missing: a failed watch pass keeps the watermark,
+ * a job whose last slice ended while paused completes on resume, search slices split exactly when
+ * the service sends whole-second timestamps, and one refused key of several does not fail a job.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { controlJob } from '../../src/jobs/control.ts';
+import { keyFingerprint } from '../../src/key-fingerprint.ts';
+import { commitPage } from '../../src/store/commit-page.ts';
+import { finishSlice } from '../../src/store/job-runtime.ts';
+import { jobSnapshot } from '../../src/store/job-status.ts';
+import { getWatch } from '../../src/store/watches.ts';
+import { jobTweetIds, startHarness, type Harness } from '../helpers/harness.ts';
+import { expectedSearchIds } from './ground-truth.ts';
+
+describe('runner edge cases', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness({ keys: ['key-a', 'key-b'] });
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it('a failed watch pass does not move the watermark (the next pass must read what it missed)', async () => {
+    const jobId = await h.submit({ kind: 'mentions', params: { handle: 'nobody_here', everySeconds: 3600 } });
+    const { rows } = await h.services.pool.query<{ id: string }>('SELECT id::text FROM job_slices WHERE job_id = $1', [jobId]);
+    const sliceId = rows[0]!.id;
+    const tweet = h.sim.world.tweets;
+    const newest = tweet.idString(tweet.count - 1);
+    // one page of the pass committed (its newest id recorded on the slice), then the pass fails
+    await h.services.pool.query("UPDATE job_slices SET newest_tweet_id = $2::bigint, status = 'running' WHERE id = $1", [sliceId, newest]);
+    await finishSlice(h.services.pool, { sliceId, jobId, status: 'failed', errorCode: 'API_TRANSIENT', errorMessage: 'gave up' });
+    expect((await getWatch(h.services.pool, jobId))?.highWatermarkId).toBeNull();
+    expect((await jobSnapshot(h.services.pool, jobId))?.status).toBe('scheduled');
+  });
+
+  it('a job whose last slice ended while it was paused completes on resume', async () => {
+    const jobId = await h.submit({ kind: 'community', params: { communityId: h.sim.world.communities[0]!.id } });
+    const { rows } = await h.services.pool.query<{ id: string }>('SELECT id::text FROM job_slices WHERE job_id = $1', [jobId]);
+    const deps = { pool: h.services.pool, queues: h.services.queues, budgets: h.services.gate };
+    await controlJob(deps, jobId, 'pause');
+    // the page in flight at the pause was the last: it commits and ends the slice
+    await commitPage(h.services.pool, {
+      jobId, sliceId: rows[0]!.id, expectedCursor: null, nextCursor: null, sliceDone: true, tweets: [], users: [], emptyPage: true,
+    });
+    await finishSlice(h.services.pool, { sliceId: rows[0]!.id, jobId, status: 'done' });
+    expect((await jobSnapshot(h.services.pool, jobId))?.status).toBe('paused');
+    expect(await controlJob(deps, jobId, 'resume')).toBe('completed');
+  });
+
+  it('splits exactly when created_at comes in the whole-second legacy form', async () => {
+    h.sim.control.setQuirks({ legacyTimestamps: true });
+    try {
+      const expected = expectedSearchIds(h.sim.world, 'lang:en since:2026-09-01 until:2026-10-31');
+      const jobId = await h.submit({ kind: 'search', params: { query: 'lang:en', since: '2026-09-01', until: '2026-10-31' } });
+      const snap = await h.runUntil(jobId, { timeoutMs: 60_000 });
+      expect(snap.status).toBe('completed');
+      const { rows } = await h.services.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM job_slices WHERE job_id = $1 AND parent_id IS NOT NULL', [jobId]);
+      expect(rows[0]!.n).toBeGreaterThan(0); // the walk did split
+      expect(await jobTweetIds(h, jobId)).toEqual(expected);
+    } finally {
+      h.sim.control.setQuirks({ legacyTimestamps: false });
+    }
+  });
+
+  it('one refused key (401) of two: the job carries on with the other and completes exactly', async () => {
+    h.sim.control.removeKey('key-a');
+    try {
+      const expected = expectedSearchIds(h.sim.world, 'lang:es since:2026-10-01 until:2026-10-20');
+      const jobId = await h.submit({ kind: 'search', params: { query: 'lang:es', since: '2026-10-01', until: '2026-10-20' } });
+      const snap = await h.runUntil(jobId, { timeoutMs: 60_000 });
+      expect(snap.status).toBe('completed');
+      expect(await jobTweetIds(h, jobId)).toEqual(expected);
+      const states = await h.services.gate.keyStates();
+      expect(states.find((k) => k.fingerprint === keyFingerprint('key-a'))?.disabled).toBe(true);
+    } finally {
+      h.sim.control.addKey('key-a', 100_000);
+    }
+  });
+});
