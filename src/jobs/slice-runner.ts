@@ -217,7 +217,13 @@ async function maybeSplit(slice: SliceForRun, page: FetchedPage, deps: SliceRunn
   if (at === null) return;
   if ((await activeSliceCount(deps.pool, slice.jobId)) >= deps.targetParallelism()) return;
   const childParams = { query: p.query, order: p.order, sinceMs: floor, untilMs: at };
-  const child = await splitSlice(deps.pool, { sliceId: slice.id, jobId: slice.jobId, stopBelowMs: at, childParams });
+  const child = await splitSlice(deps.pool, {
+    sliceId: slice.id,
+    jobId: slice.jobId,
+    stopBelowMs: at,
+    previousStopBelowMs: p.stopBelowMs ?? null,
+    childParams,
+  });
   if (child) {
     log.info({ child, splitAt: new Date(at).toISOString() }, 'dense slice split');
     await deps.onSplit(slice.jobId, child, slice.job.priority);

@@ -172,13 +172,17 @@ export async function finishSlice(pool: Pool, f: FinishSlice): Promise<JobStatus
  */
 export async function splitSlice(
   pool: Pool,
-  s: { sliceId: string; jobId: string; stopBelowMs: number; childParams: Record<string, unknown> },
+  s: { sliceId: string; jobId: string; stopBelowMs: number; previousStopBelowMs: number | null; childParams: Record<string, unknown> },
 ): Promise<string | null> {
   return withTransaction(pool, async (client) => {
+    // Guarded on the hand-over point the caller saw: a worker holding stale params (after a
+    // stalled takeover) must not hand out a range another split already handed out.
     const { rows } = await client.query<{ kind: string }>(
       `UPDATE job_slices SET params = params || jsonb_build_object('stopBelowMs', $2::bigint), updated_at = now()
-        WHERE id = $1::bigint AND status IN ('pending', 'running') RETURNING kind`,
-      [s.sliceId, s.stopBelowMs],
+        WHERE id = $1::bigint AND status IN ('pending', 'running')
+          AND (params->>'stopBelowMs')::bigint IS NOT DISTINCT FROM $3::bigint
+        RETURNING kind`,
+      [s.sliceId, s.stopBelowMs, s.previousStopBelowMs],
     );
     const kind = rows[0]?.kind;
     if (!kind) return null;
