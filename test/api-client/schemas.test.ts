@@ -72,6 +72,16 @@ describe('lenient fields', () => {
     expect(userV3Schema.parse(userV3()).followers_count).toBe(1200);
   });
 
+  it('an embedded placeholder without an id drops the embedded part, not the tweet', () => {
+    const wire = tweetV3({ quoted_status: { placeholder: true }, retweeted_status: 'unresolved' });
+    const tweet = normalizeTweetV3(tweetV3Schema.parse(wire), wire);
+    expect(tweet.quoted).toBeNull();
+    expect(tweet.quotedTweetId).toBeNull();
+    expect(tweet.retweetedTweetId).toBeNull();
+    const withId = tweetV3({ quoted_status: { id: '1900000000000000001' } });
+    expect(normalizeTweetV3(tweetV3Schema.parse(withId), withId).quotedTweetId).toBe('1900000000000000001');
+  });
+
   it('keeps unknown fields in raw (the parsed object drops them: it is read, raw is stored)', () => {
     const wire = tweetV3();
     const tweet = normalizeTweetV3(tweetV3Schema.parse(wire), wire);

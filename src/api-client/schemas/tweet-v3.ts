@@ -42,8 +42,8 @@ export const tweetV3Schema = z
     bookmark_count: countSchema,
     view_count: countSchema,
     entities: entitiesSchema,
-    quoted_status: z.unknown(),
-    retweeted_status: z.unknown(),
+    quoted_status: z.unknown().optional(),
+    retweeted_status: z.unknown().optional(),
     user: userV3Schema.nullish(),
   });
 
