@@ -124,7 +124,13 @@ export async function startWatchPass(
       active: string | null;
     }>(
       `SELECT j.status, j.params, w.enabled, w.high_watermark_id::text, w.passes,
-              (SELECT id::text FROM job_slices WHERE job_id = j.id AND status IN ('pending', 'running') ORDER BY id LIMIT 1) AS active
+              -- A pass is still active until the watch has recorded it: its last page may have
+              -- committed (status done) before finishSlice moved the watermark.
+              (SELECT id::text FROM job_slices
+                WHERE job_id = j.id
+                  AND (status IN ('pending', 'running')
+                       OR (kind = 'mentions' AND status = 'done' AND (params->>'pass')::int > w.passes))
+                ORDER BY id LIMIT 1) AS active
          FROM watches w JOIN jobs j ON j.id = w.job_id
         WHERE w.job_id = $1::bigint`,
       [jobId],

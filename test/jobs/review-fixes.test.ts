@@ -5,6 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { controlJob } from '../../src/jobs/control.ts';
+import { Harvester } from '../../src/jobs/harvester.ts';
+import { runWatchTick } from '../../src/jobs/watch.ts';
 import { keyFingerprint } from '../../src/key-fingerprint.ts';
 import { commitPage } from '../../src/store/commit-page.ts';
 import { finishSlice } from '../../src/store/job-runtime.ts';
@@ -33,6 +35,36 @@ describe('runner edge cases', () => {
     await finishSlice(h.services.pool, { sliceId, jobId, status: 'failed', errorCode: 'API_TRANSIENT', errorMessage: 'gave up' });
     expect((await getWatch(h.services.pool, jobId))?.highWatermarkId).toBeNull();
     expect((await jobSnapshot(h.services.pool, jobId))?.status).toBe('scheduled');
+  });
+
+  it('a tick between the last commit of a pass and its roll-up finishes that pass instead of starting another', async () => {
+    const w = h.sim.world;
+    const target = w.users.find((u) => !u.protected && !u.suspended && !u.deleted && w.mentionsOf(u.index).length > 3)!;
+    const jobId = await h.submit({ kind: 'mentions', params: { handle: target.username, everySeconds: 3600, since: '2026-09-01' } });
+    await h.runUntil(jobId, { until: ['scheduled', 'failed'] });
+    const before = (await getWatch(h.services.pool, jobId))!;
+    // pass 2's last page committed (slice done, newest id recorded), the worker died before the roll-up
+    const newest = w.tweets.idString(w.tweets.count - 1);
+    const { rows } = await h.services.pool.query<{ id: string }>(
+      `INSERT INTO job_slices (job_id, kind, params, status, newest_tweet_id)
+       VALUES ($1, 'mentions', $2::jsonb, 'done', $3::bigint) RETURNING id::text`,
+      [jobId, JSON.stringify({ handle: target.username, watermarkId: before.highWatermarkId, floorMs: null, pass: before.passes + 1 }), newest],
+    );
+    const sliceId = await runWatchTick(jobId, { pool: h.services.pool, queues: h.services.queues });
+    expect(sliceId).toBe(rows[0]!.id);
+    const harvester = new Harvester(h.services, { concurrency: 2 });
+    await harvester.start();
+    let after = before;
+    try {
+      for (let i = 0; i < 100 && after.passes === before.passes; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        after = (await getWatch(h.services.pool, jobId))!;
+      }
+    } finally {
+      await harvester.stop();
+    }
+    expect(after.passes).toBe(before.passes + 1);
+    expect(after.highWatermarkId).toBe(newest);
   });
 
   it('a job whose last slice ended while it was paused completes on resume', async () => {
