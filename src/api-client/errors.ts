@@ -66,10 +66,7 @@ export class NotFoundError extends ApiError {
   }
 }
 
-/**
- * The v3 counterparts of the v2 endpoints (service-notes "Addresses and versions"). new-following-7d
- * and check-quoted have no exact v3 twin; the nearest v3 route is named so the message still helps.
- */
+/** The v3 counterparts of the v2 endpoints (service-production.md "v2-only endpoints of the spec"). */
 const V3_COUNTERPART: Record<string, string> = {
   'POST /v2/comments': 'POST /v3/comments',
   'GET /v2/list-tweets': 'GET /v3/list-tweets',
@@ -79,8 +76,8 @@ const V3_COUNTERPART: Record<string, string> = {
   'POST /v2/tweet-info-bulk': 'POST /v3/tweet-info-bulk',
   'GET /v2/info/{user_handle}': 'GET /v3/info',
   'GET /v2/follows': 'GET /v3/follows',
-  'GET /v2/new-following-7d': 'GET /v3/followers',
-  'POST /v2/check-quoted': 'POST /v3/quotes',
+  'GET /v2/new-following-7d': 'GET /v3/new-following-7d',
+  'POST /v2/check-quoted': 'POST /v3/check-quoted',
 };
 
 export function v3CounterpartOf(endpoint: string): string | null {
