@@ -1,7 +1,11 @@
 /**
- * The only reader of process.env. Every setting is validated here with zod, once, at start.
+ * The only reader of the environment: every setting, and the libpq defaults the database address
+ * depends on (PGUSER, USER, PGHOST), is validated and resolved here with zod, once, at start.
+ * Callers hand in the environment (the CLI entry passes its own), so nothing else touches
+ * `process.env` and tests never mutate it.
  */
 import { existsSync } from 'node:fs';
+import { userInfo } from 'node:os';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { ConfigError } from './errors.ts';
@@ -37,6 +41,32 @@ export function parseBaseUrl(value: string): string {
     throw new ConfigError('HARVEST_BASE_URL is the address without the version segment (drop the trailing /v2 or /v3)');
   }
   return `${url.origin}${path}`;
+}
+
+/**
+ * The database address with libpq's defaults made explicit, so the pool, migrations and messages
+ * need no environment. A URL without a user means PGUSER, else the operating-system user (pg alone
+ * reads only $USER, which service managers and containers often leave unset); a URL without a host
+ * means PGHOST. Both go in as query parameters when the URL has no host (a URL cannot carry a user
+ * without one); pg reads query parameters as connection options.
+ */
+export function resolveDatabaseUrl(value: string, env: NodeJS.ProcessEnv): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError('DATABASE_URL is not a URL (postgres://user:password@host:port/database)');
+  }
+  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') {
+    throw new ConfigError(`DATABASE_URL must start with postgres:// or postgresql://, not ${url.protocol}//`);
+  }
+  if (url.hostname === '' && !url.searchParams.has('host') && env.PGHOST) url.searchParams.set('host', env.PGHOST);
+  if (url.username === '' && !url.searchParams.has('user')) {
+    const user = env.PGUSER || env.USER || userInfo().username;
+    if (url.hostname === '') url.searchParams.set('user', user);
+    else url.username = encodeURIComponent(user);
+  }
+  return url.toString();
 }
 
 const keyList = z
@@ -91,6 +121,7 @@ export interface ApiKeyConfig {
 export interface Config {
   readonly baseUrl: string;
   readonly apiKeys: readonly ApiKeyConfig[];
+  /** DATABASE_URL with its user (and host, when it names none) filled in as libpq would pick them. */
   readonly databaseUrl: string;
   readonly redisUrl: string;
   readonly ratePerKey: number;
@@ -104,8 +135,11 @@ export interface Config {
   readonly quotaRecheckMs: number;
 }
 
-/** Reads `.env` from the working directory (existing variables win) and validates the environment. */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env, options: { dotenv?: boolean } = {}): Config {
+/**
+ * Validates an environment. Given the process's own, it first reads `.env` from the working
+ * directory into it (existing variables win); any other object is taken as it is.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv, options: { dotenv?: boolean } = {}): Config {
   if (options.dotenv !== false && env === process.env) {
     const file = resolve(process.cwd(), '.env');
     if (existsSync(file)) process.loadEnvFile(file);
@@ -120,7 +154,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, options: { dote
   return {
     baseUrl: parseBaseUrl(e.HARVEST_BASE_URL),
     apiKeys: e.HARVEST_API_KEYS.map((key) => ({ key, fingerprint: keyFingerprint(key) })),
-    databaseUrl: e.DATABASE_URL,
+    databaseUrl: resolveDatabaseUrl(e.DATABASE_URL, env),
     redisUrl: e.REDIS_URL,
     ratePerKey: e.HARVEST_RATE_PER_KEY,
     watchReserve: e.HARVEST_WATCH_RESERVE,

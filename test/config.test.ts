@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { isLoopbackHost, loadConfig, parseBaseUrl, requireApiKeys } from '../src/config.ts';
+import { userInfo } from 'node:os';
+import { isLoopbackHost, loadConfig, parseBaseUrl, requireApiKeys, resolveDatabaseUrl } from '../src/config.ts';
+import { describeTarget } from '../src/store/db.ts';
 import { ConfigError } from '../src/errors.ts';
 import { keyFingerprint } from '../src/key-fingerprint.ts';
 
@@ -34,5 +36,32 @@ describe('config', () => {
   it('rejects a malformed rate with the variable named', () => {
     expect(() => loadConfig({ HARVEST_RATE_PER_KEY: 'fast' })).toThrow(/HARVEST_RATE_PER_KEY/);
     expect(() => loadConfig({ HARVEST_RATE_PER_KEY: '0' })).toThrow(ConfigError);
+  });
+
+  it('puts libpq\'s default user into a DATABASE_URL that names none: PGUSER, else USER, else the OS user', () => {
+    expect(resolveDatabaseUrl('postgres://db.example:5433/h', { PGUSER: 'pgu', USER: 'u' })).toBe('postgres://pgu@db.example:5433/h');
+    expect(resolveDatabaseUrl('postgres://db.example/h', { USER: 'u' })).toBe('postgres://u@db.example/h');
+    expect(resolveDatabaseUrl('postgres://db.example/h', {})).toBe(`postgres://${encodeURIComponent(userInfo().username)}@db.example/h`);
+    expect(resolveDatabaseUrl('postgres://ann:pw@db.example/h', { PGUSER: 'pgu' })).toBe('postgres://ann:pw@db.example/h');
+    expect(loadConfig({ DATABASE_URL: 'postgres://127.0.0.1/x', USER: 'carol' }).databaseUrl).toBe('postgres://carol@127.0.0.1/x');
+  });
+
+  it('a host-less DATABASE_URL takes PGHOST and the user as query options, and messages name that host', () => {
+    const url = resolveDatabaseUrl('postgres:///h', { PGHOST: '/var/run/postgresql', PGUSER: 'pgu' });
+    expect(new URL(url).searchParams.get('host')).toBe('/var/run/postgresql');
+    expect(new URL(url).searchParams.get('user')).toBe('pgu');
+    expect(describeTarget(url)).toBe('/var/run/postgresql:5432/h');
+  });
+
+  it('rejects a DATABASE_URL that is not a postgres URL', () => {
+    expect(() => loadConfig({ DATABASE_URL: 'not a url' })).toThrow(/DATABASE_URL is not a URL/);
+    expect(() => loadConfig({ DATABASE_URL: 'mysql://h/db' })).toThrow(/postgres:\/\//);
+  });
+
+  it('reads only the environment it is given', () => {
+    const config = loadConfig({ HARVEST_RATE_PER_KEY: '7', REDIS_URL: 'redis://10.1.2.3:6379' });
+    expect(config.ratePerKey).toBe(7);
+    expect(config.redisUrl).toBe('redis://10.1.2.3:6379');
+    expect(config.logLevelSet).toBe(false);
   });
 });

@@ -239,10 +239,9 @@ describe('exportToFile and the export command', () => {
   });
 
   async function run(args: string[], env: Record<string, string>): Promise<{ exitCode: number; stderr: string }> {
-    const state = { exitCode: 0 };
+    const state = { exitCode: 0, env };
     const program = new Command('harvest').exitOverride();
     registerExportCommand(program, state);
-    const saved = { ...process.env };
     const writes: string[] = [];
     const original = process.stderr.write.bind(process.stderr);
     process.stderr.write = ((s: string) => {
@@ -252,7 +251,6 @@ describe('exportToFile and the export command', () => {
     const consoleError = vi.spyOn(console, 'error').mockImplementation((...parts: unknown[]) => {
       writes.push(`${parts.join(' ')}\n`);
     });
-    Object.assign(process.env, env);
     try {
       await program.parseAsync(args, { from: 'user' });
     } catch (error) {
@@ -261,7 +259,6 @@ describe('exportToFile and the export command', () => {
     } finally {
       process.stderr.write = original;
       consoleError.mockRestore();
-      process.env = saved;
     }
     return { exitCode: state.exitCode, stderr: writes.join('') };
   }

@@ -8,6 +8,8 @@ import { openServices, type OpenServicesOptions, type Services } from '../jobs/s
 
 export interface CliState {
   exitCode: number;
+  /** The environment the command runs with: the entry passes `process.env`, tests their own object. */
+  readonly env: NodeJS.ProcessEnv;
 }
 
 export interface CliRuntime {
@@ -16,8 +18,8 @@ export interface CliRuntime {
 }
 
 /** Config and logger; `quiet` lowers the default level to warn (progress displays, tables). */
-export function cliRuntime(options: { quiet?: boolean } = {}): CliRuntime {
-  const config = loadConfig();
+export function cliRuntime(state: CliState, options: { quiet?: boolean } = {}): CliRuntime {
+  const config = loadConfig(state.env);
   const level = config.logLevelSet ? config.logLevel : options.quiet ? 'warn' : config.logLevel;
   const logger = createLogger({ level, secrets: config.apiKeys.map((k) => k.key), name: 'harvest' });
   return { config, logger };

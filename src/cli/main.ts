@@ -26,9 +26,13 @@ export function buildProgram(state: CliState): Command {
   return program;
 }
 
-/** Runs the CLI and returns the process exit code. */
-export async function main(argv: readonly string[]): Promise<number> {
-  const state: CliState = { exitCode: 0 };
+/**
+ * Runs the CLI with the given arguments (without `node` and the script) and environment, and
+ * returns the process exit code. Configuration is read from `env` only, so a test passes its own
+ * object instead of mutating `process.env`.
+ */
+export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
+  const state: CliState = { exitCode: 0, env };
   const program = buildProgram(state);
   try {
     await program.parseAsync([...argv], { from: 'user' });

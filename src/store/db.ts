@@ -2,7 +2,6 @@
  * The one place that opens Postgres connections. Everything else in src/store takes a structural
  * `Queryable`, so a pool, a transaction client or a test double all fit.
  */
-import { userInfo } from 'node:os';
 import pg from 'pg';
 import { DatabaseUnavailableError } from './errors.ts';
 
@@ -66,7 +65,7 @@ export function sqlState(error: unknown): string | undefined {
 export function describeTarget(databaseUrl: string): string {
   try {
     const url = new URL(databaseUrl);
-    const host = url.hostname || process.env.PGHOST || 'localhost';
+    const host = url.hostname || url.searchParams.get('host') || 'localhost';
     return `${host}:${url.port || '5432'}${url.pathname && url.pathname !== '/' ? url.pathname : ''}`;
   } catch {
     return 'an unparsable DATABASE_URL';
@@ -90,31 +89,16 @@ export function toConnectionError(error: unknown, databaseUrl: string): unknown 
 
 const targets = new WeakMap<pg.Pool, string>();
 
-/** pg connection options for a URL, with libpq's default user when the URL names none. */
+/**
+ * pg connection options for a URL. The store reads no environment: config's `resolveDatabaseUrl`
+ * has already put libpq's default user and host into the URL.
+ */
 export function connectionOptions(databaseUrl: string): { connectionString: string } {
-  if (hasUser(databaseUrl)) return { connectionString: databaseUrl };
-  // pg lets the connection string override a separate `user`, so the user goes into the URL.
-  const url = new URL(databaseUrl);
-  url.username = encodeURIComponent(defaultUser());
-  return { connectionString: url.toString() };
-}
-
-function hasUser(databaseUrl: string): boolean {
-  try {
-    return new URL(databaseUrl).username !== '' || process.env.PGUSER !== undefined;
-  } catch {
-    return true;
-  }
-}
-
-function defaultUser(): string {
-  return process.env.USER || userInfo().username;
+  return { connectionString: databaseUrl };
 }
 
 export function createPool(databaseUrl: string, options: { max?: number; applicationName?: string } = {}): Pool {
   const pool = new pg.Pool({
-    // libpq's default user is the operating-system user; pg only looks at $USER, which service
-    // managers and containers often leave unset.
     ...connectionOptions(databaseUrl),
     max: options.max ?? 10,
     application_name: options.applicationName ?? 'harvest',

@@ -48,18 +48,15 @@ const BAD: string[][] = [
 
 describe('bad command lines', () => {
   let h: Harness;
-  const saved = { ...process.env };
   beforeAll(async () => {
     h = await startHarness();
-    Object.assign(process.env, h.env);
   });
   afterAll(async () => {
-    process.env = saved;
     await h?.close();
   });
 
   it.each(BAD.map((argv) => [argv.join(' '), argv] as const))('%s → one clear line, non-zero exit, nothing enqueued', async (_name, argv) => {
-    const { code, err: text } = await runCli(argv);
+    const { code, err: text } = await runCli(argv, h.env);
     expect(code).not.toBe(0);
     expect(text.length).toBeGreaterThan(0);
     expect(text).not.toMatch(/\n\s+at /); // no stack trace

@@ -5,17 +5,14 @@ import { RateWaitTracker } from '../../src/jobs/rate-wait.ts';
 import { jobSnapshot } from '../../src/store/job-status.ts';
 import { startHarness, type Harness } from '../helpers/harness.ts';
 
-const run = runCli;
-
 describe('operating commands', () => {
   let h: Harness;
-  const saved = { ...process.env };
+  /** Runs a command in the harness environment (never by mutating process.env). */
+  const run = (argv: string[]) => runCli(argv, h.env);
   beforeAll(async () => {
     h = await startHarness();
-    Object.assign(process.env, h.env);
   });
   afterAll(async () => {
-    process.env = saved;
     await h?.close();
   });
 

@@ -10,7 +10,8 @@ export interface CliRun {
   err: string;
 }
 
-export async function runCli(argv: string[]): Promise<CliRun> {
+/** `env` is the whole environment the command sees (default: an empty one); `process.env` is never read or changed. */
+export async function runCli(argv: string[], env: NodeJS.ProcessEnv = {}): Promise<CliRun> {
   const out: string[] = [];
   const err: string[] = [];
   const log = vi.spyOn(console, 'log').mockImplementation((...a: unknown[]) => void out.push(a.join(' ')));
@@ -20,7 +21,7 @@ export async function runCli(argv: string[]): Promise<CliRun> {
     return true;
   });
   try {
-    const code = await main(argv);
+    const code = await main(argv, env);
     return { code, out: out.join('\n'), err: err.join('').trim() };
   } finally {
     log.mockRestore();

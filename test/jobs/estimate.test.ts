@@ -6,12 +6,10 @@ import { expectedSearchIds } from './ground-truth.ts';
 
 describe('search --estimate', () => {
   let h: Harness;
-  const saved = { ...process.env };
   beforeAll(async () => {
     h = await startHarness();
   });
   afterAll(async () => {
-    process.env = saved;
     await h?.close();
   });
 
@@ -40,11 +38,10 @@ describe('search --estimate', () => {
   });
 
   it('the command prints the estimate and enqueues nothing', async () => {
-    Object.assign(process.env, h.env);
     const out: string[] = [];
     const log = vi.spyOn(console, 'log').mockImplementation((...a: unknown[]) => void out.push(a.join(' ')));
     try {
-      expect(await main(['search', 'lang:en', '--since', '2026-10-01', '--until', '2026-10-15', '--estimate'])).toBe(0);
+      expect(await main(['search', 'lang:en', '--since', '2026-10-01', '--until', '2026-10-15', '--estimate'], h.env)).toBe(0);
     } finally {
       log.mockRestore();
     }

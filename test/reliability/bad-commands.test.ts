@@ -72,13 +72,10 @@ const BAD: Array<[string[], RegExp]> = [
 
 describe('malformed command lines (reliability)', () => {
   let h: Harness;
-  const saved = { ...process.env };
   beforeAll(async () => {
     h = await startHarness();
-    Object.assign(process.env, h.env);
   });
   afterAll(async () => {
-    process.env = saved;
     await h?.close();
     rmSync(dir, { recursive: true, force: true });
   });
@@ -88,7 +85,7 @@ describe('malformed command lines (reliability)', () => {
   });
 
   it.each(BAD.map(([argv, why]) => [JSON.stringify(argv), argv, why] as const))('%s → a clear message, non-zero exit, nothing enqueued', async (_name, argv, why) => {
-    const { code, err: text } = await runCli(argv);
+    const { code, err: text } = await runCli(argv, h.env);
     expect(code).not.toBe(0);
     expect(text).toMatch(why);
     expect(text).not.toMatch(/\n\s+at /);

@@ -10,7 +10,7 @@ export function registerDemoCommand(program: Command, state: CliState): void {
     .command('demo')
     .description('the whole main job end to end on the bundled simulator, no key needed (about a minute)')
     .action(async () => {
-      const { config } = cliRuntime({ quiet: true });
+      const { config } = cliRuntime(state, { quiet: true });
       // The tour's output is the progress lines and tables; log lines (HARVEST_LOG_LEVEL to see them) would interleave.
       const logger = createLogger({ level: config.logLevelSet ? config.logLevel : 'error', name: 'harvest' });
       const result = await runDemo(

@@ -61,7 +61,7 @@ export function registerExportCommand(program: Command, state: CliState): void {
       const jobId = parseJobId(id);
       const format = parseFormat(o.format);
       const out = o.out === undefined ? undefined : await parseOutPath(o.out);
-      const { config } = cliRuntime({ quiet: true });
+      const { config } = cliRuntime(state, { quiet: true });
       const pool = createPool(config.databaseUrl, { max: 1, applicationName: 'harvest-export' });
       const abort = new AbortController();
       const removeHandlers = onShutdownSignal(() => abort.abort());

@@ -63,7 +63,7 @@ function withCommon(cmd: Command): Command {
 
 /** Creates the job (validated params), prints its id first, then waits if asked. */
 async function run(state: CliState, kind: JobKindName, params: unknown, common: ParsedCommon): Promise<void> {
-  const runtime = cliRuntime({ quiet: true });
+  const runtime = cliRuntime(state, { quiet: true });
   await withServices(runtime, async (services) => {
     const ctx = await planContext(services);
     const { jobId, slices } = await submitJob(
@@ -81,8 +81,8 @@ async function run(state: CliState, kind: JobKindName, params: unknown, common: 
   });
 }
 
-async function printEstimate(params: SearchJobParams): Promise<void> {
-  const runtime = cliRuntime({ quiet: true });
+async function printEstimate(state: CliState, params: SearchJobParams): Promise<void> {
+  const runtime = cliRuntime(state, { quiet: true });
   requireApiKeys(runtime.config);
   await withServices(runtime, async (services) => {
     const ctx = await planContext(services);
@@ -133,7 +133,7 @@ export function registerJobCommands(program: Command, state: CliState): void {
     const maxTweets = o.maxTweets === undefined ? undefined : parsePositiveInt(o.maxTweets, '--max-tweets');
     const common = parseCommon(o);
     const params = { query: q, order, since: range.since?.value, until: range.until?.value, maxTweets };
-    if (o.estimate) await printEstimate(SearchJobParams.parse(params));
+    if (o.estimate) await printEstimate(state, SearchJobParams.parse(params));
     else await run(state, 'search', params, common);
   });
 

@@ -37,7 +37,7 @@ export function registerOperateCommands(program: Command, state: CliState): void
     .command('migrate')
     .description('apply the SQL migrations (creates the database when missing; safe to run again)')
     .action(async () => {
-      const { config, logger } = cliRuntime();
+      const { config, logger } = cliRuntime(state);
       const { applied } = await migrate(config.databaseUrl, logger);
       console.log(applied.length === 0 ? 'schema is up to date' : `applied ${applied.join(', ')}`);
     });
@@ -51,7 +51,7 @@ export function registerOperateCommands(program: Command, state: CliState): void
     .action(async (o: { concurrency: string; metricsPort?: string; metricsHost: string }) => {
       const concurrency = parseConcurrency(o.concurrency);
       const metricsPort = o.metricsPort === undefined ? undefined : parseNonNegativeInt(o.metricsPort, '--metrics-port', { max: 65535 });
-      const runtime = cliRuntime();
+      const runtime = cliRuntime(state);
       const metrics = metricsPort === undefined ? null : new HarvestMetrics({ logger: runtime.logger });
       await withServices(
         runtime,
@@ -87,7 +87,7 @@ export function registerOperateCommands(program: Command, state: CliState): void
     .argument('[job-id]')
     .action(async (id?: string) => {
       const jobId = id === undefined ? undefined : parseJobId(id);
-      await withServices(cliRuntime({ quiet: true }), async (services) => {
+      await withServices(cliRuntime(state, { quiet: true }), async (services) => {
         const keys = await services.gate.keyStates();
         const waiting = new Set(await services.rateWaits.waitingJobs());
         const snaps = jobId ? [await jobSnapshot(services.pool, jobId)].filter((s) => s !== null) : await recentJobSnapshots(services.pool);
@@ -125,7 +125,7 @@ export function registerOperateCommands(program: Command, state: CliState): void
       .argument('<job-id>')
       .action(async (id: string) => {
         const jobId = parseJobId(id);
-        await withServices(cliRuntime({ quiet: true }), async (services) => {
+        await withServices(cliRuntime(state, { quiet: true }), async (services) => {
           const status = await controlJob({ pool: services.pool, queues: services.queues, budgets: services.gate }, jobId, action);
           console.log(`job ${jobId} ${status}`);
         });
@@ -136,7 +136,7 @@ export function registerOperateCommands(program: Command, state: CliState): void
     .command('quota')
     .description('the quota of each key (one request each)')
     .action(async () => {
-      const runtime = cliRuntime({ quiet: true });
+      const runtime = cliRuntime(state, { quiet: true });
       await withServices(runtime, async (services) => {
         requireApiKeys(services.config);
         const harvester = new Harvester(services, { concurrency: 1 });

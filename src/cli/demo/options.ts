@@ -3,7 +3,6 @@
  * 2-core box": a 150k-tweet world builds in ~1.5 s, and one search term matches ~10.8k tweets over
  * its two months, i.e. ~540 pages, ~27 s at the 20 req/s limit. Tests pass a smaller copy.
  */
-import { userInfo } from 'node:os';
 import { DEFAULT_END_MS, DEFAULT_START_MS } from '../../simulator/world/index.ts';
 
 export interface DemoOptions {
@@ -52,12 +51,11 @@ export const DEMO_DEFAULTS: DemoOptions = {
 };
 
 /**
- * The same server, user and password as `databaseUrl`, another database. A URL without a user
- * means the operating-system user, as libpq has it (pg reads only $USER, often unset in containers).
+ * The same server, user and password as `databaseUrl`, another database. The user is already in
+ * the URL: config's `resolveDatabaseUrl` fills in libpq's default.
  */
-export function withDatabase(databaseUrl: string, name: string, env: NodeJS.ProcessEnv = process.env): string {
+export function withDatabase(databaseUrl: string, name: string): string {
   const url = new URL(databaseUrl);
-  if (!url.username && !env.PGUSER && !env.USER) url.username = encodeURIComponent(userInfo().username);
   url.pathname = `/${encodeURIComponent(name)}`;
   return url.toString();
 }
