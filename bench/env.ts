@@ -7,10 +7,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { Redis } from 'ioredis';
 import pg from 'pg';
 import { loadConfig, type Config } from '../src/config.ts';
 import { planContext } from '../src/jobs/harvester.ts';
+import { deletePrefixKeysAt } from '../src/jobs/redis-keys.ts';
 import { openServices, type Services } from '../src/jobs/services.ts';
 import { submitJob, type SubmitInput } from '../src/jobs/submit.ts';
 import { silentLogger } from '../src/logger.ts';
@@ -48,20 +48,6 @@ function databaseUrl(name: string): string {
   return url.toString();
 }
 
-async function deleteRedisPrefix(prefix: string): Promise<void> {
-  const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
-  try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length > 0) await redis.del(...keys);
-    } while (cursor !== '0');
-  } finally {
-    redis.disconnect();
-  }
-}
-
 export async function startBenchEnv(simulator: SimulatorOptions): Promise<BenchEnv> {
   const key = 'bench-key-1';
   const sim = await startSimulator({ keys: [{ key, quota: 10_000_000 }], ratePerKey: RATE_PER_KEY, ...simulator });
@@ -74,7 +60,7 @@ export async function startBenchEnv(simulator: SimulatorOptions): Promise<BenchE
       await services.queues.obliterate().catch(() => undefined);
       await services.close();
     }
-    await deleteRedisPrefix(prefix);
+    await deletePrefixKeysAt(REDIS_URL, prefix);
     await admin((c) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
     await sim.close();
   };

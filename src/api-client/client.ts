@@ -21,8 +21,12 @@ export interface ApiClientOptions {
   /** Service address without the version segment; https unless loopback. */
   baseUrl: string;
   gate: RequestGate;
-  /** Header and body time-out of one attempt (default 30 000 ms). */
+  /** Idle time-out of one attempt, for the headers and each body chunk (default 30 000 ms). */
   timeoutMs?: number;
+  /** Overall deadline of one attempt, headers and body together (default 60 000 ms). */
+  deadlineMs?: number;
+  /** Largest response body accepted, in bytes (default 32 MiB); larger is an InvalidResponseError. */
+  maxResponseBytes?: number;
   /** Keep-alive connections per origin (default 32). */
   connections?: number;
   logger?: Logger;
@@ -37,7 +41,13 @@ export class ApiClient {
   readonly #execute: Execute;
 
   constructor(options: ApiClientOptions) {
-    this.#http = createHttpClient({ baseUrl: options.baseUrl, timeoutMs: options.timeoutMs, connections: options.connections });
+    this.#http = createHttpClient({
+      baseUrl: options.baseUrl,
+      timeoutMs: options.timeoutMs,
+      deadlineMs: options.deadlineMs,
+      maxResponseBytes: options.maxResponseBytes,
+      connections: options.connections,
+    });
     this.#execute = createExecutor({
       http: this.#http,
       gate: options.gate,

@@ -7,6 +7,7 @@ import type { Logger } from '../logger.ts';
 import type { AcquireOptions, RequestGate } from './gate.ts';
 import { ApiError, InvalidResponseError, errorForStatus, scrubKey } from './errors.ts';
 import type { HttpClient, HttpMethod, QueryParams } from './http.ts';
+import { parseJsonBody } from './json-body.ts';
 import { EnvelopeError } from './page.ts';
 import { withRetry, type RetryPolicy } from './retry.ts';
 import { errorBodySchema } from './schemas/common.ts';
@@ -51,18 +52,6 @@ export interface ExecutorDeps {
 export type Execute = <T>(spec: RequestSpec<T>, options?: CallOptions) => Promise<T>;
 
 const MAX_SERVICE_MESSAGE = 500;
-
-/** Parses a 2xx body, naming what is wrong with it when it is not JSON. */
-function parseJsonBody(text: string): { json: unknown } | { reason: string } {
-  const trimmed = text.trim();
-  if (trimmed.length === 0) return { reason: 'empty body' };
-  if (trimmed.startsWith('<')) return { reason: 'HTML page instead of JSON' };
-  try {
-    return { json: JSON.parse(trimmed) as unknown };
-  } catch {
-    return { reason: /^[[{]/.test(trimmed) ? 'truncated or malformed JSON' : 'body is not JSON' };
-  }
-}
 
 function serviceMessageOf(text: string, key: string, fingerprint: string): string | null {
   const parsed = parseJsonBody(text);

@@ -2,11 +2,16 @@
  * The only importer of undici. One keep-alive Pool per origin; one attempt per `send`, no retries
  * here (retry.ts is the one retry layer). Answers the raw status and body text; classifying them is
  * the caller's job, so a 500 and a 200 come back the same way and only transport failures throw.
+ *
+ * Every attempt is bounded twice over (issue #11): its body may not exceed `maxResponseBytes`
+ * (read chunk by chunk, so a huge body is cut off before it is held in memory) and the whole
+ * attempt, headers and body, must finish within `deadlineMs` (undici's own time-outs are per
+ * idle gap, so a server trickling one byte every few seconds would otherwise hold a slot forever).
  */
-import { Pool } from 'undici';
+import { Pool, type Dispatcher } from 'undici';
 import { parseBaseUrl } from '../config.ts';
 import { AbortedError } from '../errors.ts';
-import { TransientError } from './errors.ts';
+import { InvalidResponseError, TransientError } from './errors.ts';
 
 export type HttpMethod = 'GET' | 'POST';
 export type QueryValue = string | number | boolean | readonly string[] | null | undefined;
@@ -31,10 +36,20 @@ export interface HttpResponse {
   text: string;
 }
 
+export const DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
+export const DEFAULT_DEADLINE_MS = 60_000;
+
+/** transportCode of a TransientError whose attempt ran past `deadlineMs`. */
+export const DEADLINE_TRANSPORT_CODE = 'HARVEST_ATTEMPT_DEADLINE';
+
 export interface HttpOptions {
   baseUrl: string;
-  /** Header and body time-out per attempt (config `requestTimeoutMs`). */
+  /** Idle time-out while waiting for headers or the next body chunk (config `requestTimeoutMs`). */
   timeoutMs?: number;
+  /** Overall time one attempt may take, headers and body (default 60 000 ms). */
+  deadlineMs?: number;
+  /** Largest response body read, in bytes (default 32 MiB); a larger one fails the attempt. */
+  maxResponseBytes?: number;
   /** Connections per origin. */
   connections?: number;
 }
@@ -67,6 +82,8 @@ export function createHttpClient(options: HttpOptions): HttpClient {
   const basePath = base.pathname.replace(/\/+$/, '');
   const timeoutMs = options.timeoutMs ?? 30_000;
   const connections = options.connections ?? 32;
+  const deadlineMs = options.deadlineMs ?? DEFAULT_DEADLINE_MS;
+  const maxBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
   const pools = new Map<string, Pool>();
   let closed = false;
 
@@ -94,28 +111,60 @@ export function createHttpClient(options: HttpOptions): HttpClient {
       headers['Content-Type'] = 'application/json';
       body = JSON.stringify(request.body ?? {});
     }
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(), deadlineMs);
+    const signal = request.signal ? AbortSignal.any([request.signal, deadline.signal]) : deadline.signal;
     try {
       const response = await poolFor(base.origin).request({
         method: request.method,
         path: `${basePath}${request.path}${buildQuery(request.query)}`,
         headers,
         body,
-        signal: request.signal,
+        signal,
       });
-      const text = await response.body.text();
+      const text = await readBody(response, request);
       return { status: response.statusCode, text };
     } catch (error) {
+      if (error instanceof InvalidResponseError) throw error;
       if (request.signal?.aborted) throw new AbortedError();
-      const transportCode = transportCodeOf(error);
+      const overDeadline = deadline.signal.aborted;
+      const transportCode = overDeadline ? DEADLINE_TRANSPORT_CODE : transportCodeOf(error);
       throw new TransientError({
         endpoint: request.endpoint,
         keyFingerprint: request.keyFingerprint,
         status: 0,
         transportCode,
-        detail: transportCode ?? (error instanceof Error ? error.name : 'unknown'),
+        detail: overDeadline
+          ? `attempt took longer than ${deadlineMs} ms`
+          : (transportCode ?? (error instanceof Error ? error.name : 'unknown')),
         cause: error,
       });
+    } finally {
+      clearTimeout(timer);
     }
+  }
+
+  /** The body as UTF-8 text, refused (and the connection dropped) once it passes `maxBytes`. */
+  async function readBody(response: Dispatcher.ResponseData, request: HttpRequest): Promise<string> {
+    const tooLarge = (): InvalidResponseError => {
+      response.body.destroy();
+      return new InvalidResponseError({
+        endpoint: request.endpoint,
+        keyFingerprint: request.keyFingerprint,
+        status: response.statusCode,
+        reason: `body larger than the ${maxBytes}-byte limit`,
+      });
+    };
+    const declared = Number(response.headers['content-length']);
+    if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge();
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of response.body as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > maxBytes) throw tooLarge();
+      chunks.push(chunk);
+    }
+    return Buffer.concat(chunks, size).toString('utf8');
   }
 
   async function close(): Promise<void> {

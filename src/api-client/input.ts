@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { InputError } from '../errors.ts';
+import { isCanonicalId } from './schemas/common.ts';
 
 export const handleInput = z
   .string()
@@ -12,8 +13,8 @@ export const handleInput = z
   .transform((h) => (h.startsWith('@') ? h.slice(1) : h))
   .pipe(z.string().regex(/^[A-Za-z0-9_]{1,15}$/, 'a handle is 1–15 letters, digits or underscores'));
 
-export const userIdInput = z.string().regex(/^[1-9]\d{0,19}$/, 'a user id is a decimal string');
-export const numericIdInput = z.string().regex(/^[1-9]\d{0,19}$/, 'an id is a decimal string');
+export const userIdInput = z.string().trim().refine(isCanonicalId, 'a user id is a positive int64 decimal string');
+export const numericIdInput = z.string().trim().refine(isCanonicalId, 'an id is a positive int64 decimal string');
 
 export const linkInput = z
   .string()
@@ -30,7 +31,20 @@ export const linkInput = z
 /** A tweet, list or community given by id or by its full URL. */
 export const idOrLinkInput = z.union([numericIdInput, linkInput]);
 
-export const cursorInput = z.string().min(1, 'a cursor is a non-empty string').optional();
+/**
+ * A cursor as the previous page gave it, sent back verbatim. The reference types three request
+ * cursors as int64 (followers, follows, list-members); a safe integer is accepted for those and
+ * sent as its decimal string, which is what a query string carries anyway.
+ */
+export const cursorInput = z
+  .union([
+    z.string().min(1, 'a cursor is a non-empty string'),
+    z
+      .number()
+      .refine((n) => Number.isSafeInteger(n) && n >= 0, 'a numeric cursor is a safe non-negative integer')
+      .transform((n) => String(n)),
+  ])
+  .optional();
 
 export const queryInput = z
   .string()

@@ -42,22 +42,32 @@ function textParts(fullText: string, entities: TweetEntity[]) {
 }
 
 /**
- * v3 embeds quoted/retweeted tweets in a shape the spec leaves open; when the object parses as a
- * full v3 tweet it is normalised, otherwise only its id is kept.
+ * How many embedded levels (a quote of a quote of…) are normalised into tweets; below that only
+ * the id is kept. Production embeds one level; the cap keeps a hostile chain from costing a
+ * recursion per level and a row per level in the page transaction.
  */
-function embeddedV3(raw: unknown): { id: string | null; tweet: CanonicalTweet | null } {
+export const MAX_EMBEDDED_DEPTH = 3;
+
+/**
+ * An embedded quoted/retweeted tweet: when the object parses as a full v3 tweet (and the chain is
+ * not too deep) it is normalised, otherwise only its id is kept.
+ */
+function embeddedV3(raw: unknown, depth: number): { id: string | null; tweet: CanonicalTweet | null } {
   if (raw === null || raw === undefined) return { id: null, tweet: null };
-  const full = tweetV3Schema.safeParse(raw);
-  if (full.success) return { id: full.data.id, tweet: normalizeTweetV3(full.data, raw) };
+  if (depth <= MAX_EMBEDDED_DEPTH) {
+    const full = tweetV3Schema.safeParse(raw);
+    if (full.success) return { id: full.data.id, tweet: normalizeTweetV3(full.data, raw, depth) };
+  }
   const id = idSchema.safeParse(field(raw, 'id'));
   return { id: id.success ? id.data : null, tweet: null };
 }
 
-export function normalizeTweetV3(tweet: TweetV3, raw: unknown): CanonicalTweet {
+/** `depth` is 0 for a page's own tweet and counts embedding levels below it. */
+export function normalizeTweetV3(tweet: TweetV3, raw: unknown, depth = 0): CanonicalTweet {
   const entities = entitiesOf(tweet.entities);
   const author: CanonicalUser | null = tweet.user ? normalizeUserV3(tweet.user, field(raw, 'user')) : null;
-  const quoted = embeddedV3(field(raw, 'quoted_status'));
-  const retweeted = embeddedV3(field(raw, 'retweeted_status'));
+  const quoted = embeddedV3(field(raw, 'quoted_status'), depth + 1);
+  const retweeted = embeddedV3(field(raw, 'retweeted_status'), depth + 1);
   return {
     id: tweet.id,
     authorId: author?.id ?? null,

@@ -41,20 +41,73 @@ export function describeIssues(error: z.ZodError): string {
   return text.length > MAX_REASON ? `${text.slice(0, MAX_REASON)}…` : text;
 }
 
+/**
+ * Nesting allowed in one item. A v3 tweet is 3 deep (tweet → user → bio_urls), each embedded
+ * quoted/retweeted level adds one, so 16 leaves room for a dozen embeddings and unknown fields.
+ * Deeper records are refused: they cost stack in every recursive consumer (JSON.stringify, the
+ * normaliser, Postgres's jsonb parser inside the page transaction) and carry nothing we store.
+ */
+export const MAX_ITEM_DEPTH = 16;
+
+/** Whether `value` nests objects/arrays deeper than `max` (iterative: a hostile depth cannot overflow it). */
+export function nestsDeeperThan(value: unknown, max: number): boolean {
+  const stack: Array<{ value: unknown; depth: number }> = [{ value, depth: 0 }];
+  while (stack.length > 0) {
+    const top = stack.pop() as { value: unknown; depth: number };
+    if (top.value === null || typeof top.value !== 'object') continue;
+    const depth = top.depth + 1;
+    if (depth > max) return true;
+    for (const child of Object.values(top.value)) {
+      if (child !== null && typeof child === 'object') stack.push({ value: child, depth });
+    }
+  }
+  return false;
+}
+
+/**
+ * What the quarantine keeps of a refused item: the item itself, or for one nested too deeply
+ * (which would break the same consumers), its top-level scalar fields only.
+ */
+function quarantinePayload(item: unknown, tooDeep: boolean): unknown {
+  if (!tooDeep || item === null || typeof item !== 'object' || Array.isArray(item)) return tooDeep ? null : item;
+  const scalars = Object.entries(item).filter(([, v]) => v === null || typeof v !== 'object');
+  return { ...Object.fromEntries(scalars), harvest_truncated: `nesting deeper than ${MAX_ITEM_DEPTH}` };
+}
+
+function errorText(error: unknown): string {
+  const text = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  return text.length > MAX_REASON ? `${text.slice(0, MAX_REASON)}…` : text;
+}
+
+/** Validates and normalises one item; any failure is a reason, never a throw. */
+function readItem<S extends z.ZodType, T>(item: unknown, reader: ItemReader<S, T>): { value: T } | Quarantined {
+  if (nestsDeeperThan(item, MAX_ITEM_DEPTH)) {
+    return { reason: `nesting deeper than ${MAX_ITEM_DEPTH} levels`, payload: quarantinePayload(item, true) };
+  }
+  const parsed = reader.schema.safeParse(item);
+  if (!parsed.success) return { reason: describeIssues(parsed.error), payload: item };
+  try {
+    return { value: reader.normalize(parsed.data, item) };
+  } catch (error) {
+    // A normaliser bug or a value the schema let through must cost this item, not its page.
+    return { reason: `could not normalise: ${errorText(error)}`, payload: item };
+  }
+}
+
 /** Validates one whole object (non-paged answers); throws EnvelopeError when it does not fit. */
 export function readOne<S extends z.ZodType, T>(json: unknown, reader: ItemReader<S, T>): T {
-  const parsed = reader.schema.safeParse(json);
-  if (!parsed.success) throw new EnvelopeError(describeIssues(parsed.error));
-  return reader.normalize(parsed.data, json);
+  const read = readItem(json, reader);
+  if ('value' in read) return read.value;
+  throw new EnvelopeError(read.reason);
 }
 
 export function readItems<S extends z.ZodType, T>(items: readonly unknown[], reader: ItemReader<S, T>): Omit<Page<T>, 'nextCursor'> {
   const out: T[] = [];
   const quarantined: Quarantined[] = [];
   for (const item of items) {
-    const parsed = reader.schema.safeParse(item);
-    if (parsed.success) out.push(reader.normalize(parsed.data, item));
-    else quarantined.push({ reason: describeIssues(parsed.error), payload: item });
+    const read = readItem(item, reader);
+    if ('value' in read) out.push(read.value);
+    else quarantined.push(read);
   }
   return { items: out, quarantined };
 }

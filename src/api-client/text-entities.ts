@@ -45,8 +45,19 @@ export function extractUrls(text: string): string[] {
   return unique([...text.matchAll(URL_IN_TEXT)].map((m) => m[0].replace(TRAILING_PUNCTUATION, '')));
 }
 
-/** URLs in the text plus links of non-media entities. */
+/**
+ * The tweet's real links: URLs in the text plus links of non-media entities, minus the tweet's own
+ * media addresses. Production appends each media item's address to `full_text` (a photo's link,
+ * a video's file) and sends no url entities, so without the subtraction every photo would read as
+ * a shared link.
+ */
 export function collectUrls(text: string, entities: readonly TweetEntity[]): string[] {
+  const media = new Set<string>();
+  for (const e of entities) {
+    if (!isMediaEntity(e)) continue;
+    if (e.link) media.add(e.link);
+    if (e.preview) media.add(e.preview);
+  }
   const fromEntities = entities.filter((e) => !isMediaEntity(e) && e.link).map((e) => e.link as string);
-  return unique([...extractUrls(text), ...fromEntities]);
+  return unique([...extractUrls(text), ...fromEntities]).filter((url) => !media.has(url));
 }

@@ -4,7 +4,8 @@ import { DEMO_DEFAULTS, withDatabase, type DemoOptions } from '../../src/cli/dem
 import { runDemo } from '../../src/cli/demo/run.ts';
 import { silentLogger } from '../../src/logger.ts';
 import { ADMIN_URL, dropDatabase, freshDatabaseName } from '../helpers/database.ts';
-import { deleteRedisPrefix, REDIS_URL } from '../helpers/harness.ts';
+import { deletePrefixKeysAt } from '../../src/jobs/redis-keys.ts';
+import { REDIS_URL } from '../helpers/redis.ts';
 
 function capture(): { stream: NodeJS.WriteStream; text: () => string } {
   let buf = '';
@@ -31,7 +32,7 @@ const small: DemoOptions = {
 describe('harvest demo', () => {
   afterAll(async () => {
     await dropDatabase(small.database);
-    await deleteRedisPrefix(REDIS_URL, small.redisPrefix);
+    await deletePrefixKeysAt(REDIS_URL, small.redisPrefix);
   });
 
   it('runs every step, fetches only the new mentions on the second watch pass, and prints the summary and queries', async () => {

@@ -4,9 +4,9 @@
  * close() removes every Redis key of the prefix and drops the database.
  */
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { Harvester, type HarvesterOptions } from '../../src/jobs/harvester.ts';
+import { deletePrefixKeysAt } from '../../src/jobs/redis-keys.ts';
 import { openServices, type Services } from '../../src/jobs/services.ts';
 import { planContext } from '../../src/jobs/harvester.ts';
 import { submitJob, type SubmitInput } from '../../src/jobs/submit.ts';
@@ -14,8 +14,9 @@ import { silentLogger } from '../../src/logger.ts';
 import { startSimulator, type RunningSimulator, type SimulatorOptions } from '../../src/simulator/index.ts';
 import { jobSnapshot, type JobSnapshot } from '../../src/store/job-status.ts';
 import { createTestDatabase, type TestDatabase } from './database.ts';
+import { REDIS_URL } from './redis.ts';
 
-export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+export { REDIS_URL };
 
 export interface Harness {
   sim: RunningSimulator;
@@ -29,20 +30,6 @@ export interface Harness {
   /** Runs an in-process worker until the job reaches one of `until` (default: an end state). */
   runUntil(jobId: string, options?: { until?: string[]; timeoutMs?: number; harvester?: Partial<HarvesterOptions> }): Promise<JobSnapshot>;
   close(): Promise<void>;
-}
-
-export async function deleteRedisPrefix(url: string, prefix: string): Promise<void> {
-  const redis = new Redis(url, { maxRetriesPerRequest: 1 });
-  try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length > 0) await redis.del(...keys);
-    } while (cursor !== '0');
-  } finally {
-    redis.disconnect();
-  }
 }
 
 export async function startHarness(
@@ -98,7 +85,7 @@ export async function startHarness(
     async close() {
       await services.queues.obliterate().catch(() => undefined);
       await services.close();
-      await deleteRedisPrefix(REDIS_URL, prefix);
+      await deletePrefixKeysAt(REDIS_URL, prefix);
       await db.drop();
       await sim.close();
     },

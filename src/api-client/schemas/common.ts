@@ -1,13 +1,26 @@
 /**
  * Building blocks shared by the response schemas. Lenient where the service is sloppy (nulls,
  * numeric strings for counts, unknown fields), strict where correctness depends on it: an id must
- * be a non-empty decimal string (a JSON number may already have lost precision above 2^53), and a
- * cursor is sent back verbatim, so a number is accepted only when its decimal form is exact.
+ * be a canonical positive int64 decimal string (it becomes a `bigint` in SQL, and a JSON number may
+ * already have lost precision above 2^53), a count a safe non-negative integer (a `bigint` column
+ * refuses 1.5, and a value above 2^53 is already inexact), and a cursor is sent back verbatim.
  */
 import { z } from 'zod';
 import { parseTimestamp } from '../timestamps.ts';
 
-export const idSchema = z.string().regex(/^\d{1,30}$/, 'id must be a non-empty decimal string');
+const INT64_MAX = 9223372036854775807n;
+
+/**
+ * A canonical positive int64 in decimal: no sign, no leading zero, not 0, at most
+ * 9223372036854775807. "01" and "1" would be two keys for one row in text but one in SQL.
+ */
+export function isCanonicalId(value: string): boolean {
+  return /^[1-9]\d{0,18}$/.test(value) && (value.length < 19 || BigInt(value) <= INT64_MAX);
+}
+
+const ID_MESSAGE = 'id must be a canonical positive int64 decimal string';
+
+export const idSchema = z.string().refine(isCanonicalId, ID_MESSAGE);
 
 /** An optional id: null/absent mean none; an empty string is treated as none too. */
 export const optionalIdSchema = z
@@ -15,7 +28,11 @@ export const optionalIdSchema = z
   .nullish()
   .transform((v) => (v ? v : null));
 
-/** Next-page cursor; null, absent and '' all mean "last page". */
+/**
+ * Next-page cursor; null, absent and '' all mean "last page". Integer cursors above 2^53 never
+ * reach this schema as numbers: the executor quotes every integer `next_cursor` in the body text
+ * before JSON.parse (see `quoteIntegerCursors`), so their digits survive exactly.
+ */
 export const cursorSchema = z
   .union([
     z.string(),
@@ -27,9 +44,13 @@ export const cursorSchema = z
   .nullish()
   .transform((v) => (v === undefined || v === null || v === '' ? null : v));
 
-/** Counts: numbers, numeric strings accepted; null/absent become null. */
+const safeCount = z
+  .number()
+  .refine((n) => Number.isSafeInteger(n) && n >= 0, 'a count is a safe non-negative integer');
+
+/** Counts: safe non-negative integers, as numbers or decimal strings; null/absent become null. */
 export const countSchema = z
-  .union([z.number().finite(), z.string().regex(/^-?\d+(\.\d+)?$/).transform(Number)])
+  .union([safeCount, z.string().regex(/^\d{1,16}$/, 'a count is a decimal string').transform(Number).pipe(safeCount)])
   .nullish()
   .transform((v) => v ?? null);
 

@@ -5,6 +5,7 @@
  */
 import { loadConfig, type Config } from '../../config.ts';
 import type { Logger } from '../../logger.ts';
+import { deletePrefixKeys } from '../../jobs/redis-keys.ts';
 import { openServices, type Services } from '../../jobs/services.ts';
 import { migrate } from '../../store/migrate.ts';
 import { withDatabase, type DemoOptions } from './options.ts';
@@ -35,24 +36,13 @@ export function demoConfig(targets: DemoTargets, options: DemoOptions, simulator
   );
 }
 
-async function deletePrefix(services: Services, prefix: string): Promise<number> {
-  let cursor = '0';
-  let deleted = 0;
-  do {
-    const [next, keys] = await services.redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-    cursor = next;
-    if (keys.length > 0) deleted += await services.redis.del(...keys);
-  } while (cursor !== '0');
-  return deleted;
-}
-
 /** Probes both servers and wipes the demo's database and prefix; throws ServiceUnavailableError naming the one that is down. */
 export async function resetDemoState(targets: DemoTargets, options: DemoOptions, logger: Logger): Promise<void> {
   // The `postgres` maintenance database exists on every server; the demo database may not yet.
   const probe = await openServices(demoConfig(targets, options, 'http://127.0.0.1:1', 'postgres'), logger);
   try {
     await probe.pool.query(`DROP DATABASE IF EXISTS ${quoteIdent(options.database)} WITH (FORCE)`);
-    await deletePrefix(probe, options.redisPrefix);
+    await deletePrefixKeys(probe.redis, options.redisPrefix);
   } finally {
     await probe.close();
   }
