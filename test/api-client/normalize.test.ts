@@ -33,6 +33,25 @@ describe('v3 tweet → canonical', () => {
     expect(t.source).toBe('v3');
   });
 
+  it("keeps the tweet's own media addresses, which production appends to full_text, out of urls", () => {
+    const photo = 'https://pbs.twimg.com/media/HOlhBC3XEAAX5eh.jpg';
+    const video = 'https://video.twimg.com/amplify_video/2/vid/avc1/480x270/IDf.mp4?tag=14';
+    const t = v3(
+      tweetV3({
+        full_text: `Read https://go.nasa.gov/4fznPfi ${photo} ${video}`,
+        entities: [
+          { type: 'photo', link: photo, preview: '' },
+          { type: 'video', link: video, preview: 'https://pbs.twimg.com/media/HOlauDTWsAAYldS.jpg' },
+        ],
+      }),
+    );
+    expect(t.urls).toEqual(['https://go.nasa.gov/4fznPfi']);
+    expect(t.media.map((m) => m.link)).toEqual([photo, video]);
+    // Another tweet's media address shared as a link stays a link.
+    const shared = v3(tweetV3({ full_text: `look ${photo}`, entities: [] }));
+    expect(shared.urls).toEqual([photo]);
+  });
+
   it('keeps the wire object, unknown fields included, as raw', () => {
     const raw = tweetV3();
     const t = v3(raw);

@@ -54,6 +54,12 @@ export const countSchema = z
   .nullish()
   .transform((v) => v ?? null);
 
+/** A measure that is not a count (a score, a delta): any finite number; null/absent become null. */
+export const numberSchema = z
+  .number()
+  .nullish()
+  .transform((v) => v ?? null);
+
 export const boolSchema = z
   .boolean()
   .nullish()

@@ -3,7 +3,7 @@
  * "New-follower record"). `screeName` is the wire's own spelling.
  */
 import { z } from 'zod';
-import { boolSchema, countSchema, idSchema, optionalTimestampSchema, textSchema } from './common.ts';
+import { boolSchema, countSchema, idSchema, numberSchema, optionalTimestampSchema, textSchema } from './common.ts';
 
 /** Embedded in /v2 tweets. */
 export const userV2EmbeddedSchema = z
@@ -60,7 +60,7 @@ export const newFollowerSchema = z
     followersCount: countSchema,
     friendsCount: countSchema,
     statuses_count: countSchema,
-    score: countSchema,
+    score: numberSchema,
   })
   .loose();
 
