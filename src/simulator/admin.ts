@@ -29,6 +29,11 @@ const quirksSchema = z
     shortPages: z.boolean(),
     v2Gone: z.boolean(),
     malformedBodyEmpty: z.boolean(),
+    expandedText: z.boolean(),
+    integerCursors: z.boolean(),
+    searchDefaultOrder: z.enum(['latest', 'popular']),
+    usageAllotment: z.boolean(),
+    retweetsPath: z.boolean(),
   })
   .partial()
   .strict();
@@ -43,6 +48,7 @@ const tweetSpec = z.object({
   likes: z.number().int().nonnegative().optional(),
   retweets: z.number().int().nonnegative().optional(),
   replies: z.number().int().nonnegative().optional(),
+  communityId: z.string().regex(/^\d+$/).optional(),
 });
 const tweetsSchema = z.union([z.array(tweetSpec), z.object({ tweets: z.array(tweetSpec) })]);
 

@@ -6,6 +6,7 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { InputError } from '../errors.ts';
+import { SIMULATOR_PROFILES, type Quirks } from './options.ts';
 import { startSimulator } from './server.ts';
 import { catalog } from './world/catalog.ts';
 
@@ -33,9 +34,11 @@ const optionsSchema = z.object({
     .transform(Number)
     .refine((n) => Number.isFinite(n) && n >= 0 && n <= 1, '--error-rate must be a number from 0 to 1')
     .optional(),
-  legacyTimestamps: z.boolean().default(false),
-  v2Gone: z.boolean().default(false),
-  shortPages: z.boolean().default(false),
+  profile: z.enum(SIMULATOR_PROFILES, { error: '--profile must be production or spec' }).default('production'),
+  // absent: the profile decides; given: overrides the profile
+  legacyTimestamps: z.boolean().optional(),
+  v2Gone: z.boolean().optional(),
+  shortPages: z.boolean().optional(),
 });
 
 export type SimulatorCliOptions = z.infer<typeof optionsSchema>;
@@ -44,6 +47,15 @@ export function parseSimulatorOptions(raw: unknown): SimulatorCliOptions {
   const r = optionsSchema.safeParse(raw);
   if (!r.success) throw new InputError(r.error.issues[0]?.message ?? 'invalid simulator options');
   return r.data;
+}
+
+/** Only the quirk flags given on the command line, so the profile decides the rest. */
+export function explicitQuirks(o: SimulatorCliOptions): Partial<Quirks> {
+  const out: Partial<Quirks> = {};
+  if (o.legacyTimestamps !== undefined) out.legacyTimestamps = o.legacyTimestamps;
+  if (o.v2Gone !== undefined) out.v2Gone = o.v2Gone;
+  if (o.shortPages !== undefined) out.shortPages = o.shortPages;
+  return out;
 }
 
 const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
@@ -59,6 +71,7 @@ export function registerSimulatorCommand(program: Command): void {
     .option('--scale <scale>', 'world size: small or large')
     .option('--quota <n>', 'quota of each key')
     .option('--error-rate <r>', 'share of requests answering 500 (0..1)')
+    .option('--profile <profile>', 'production (default: as production answers) or spec (service-spec.md as written)')
     .option('--legacy-timestamps', 'v3 created_at in the weekday form')
     .option('--v2-gone', 'every /v2 path answers 410')
     .option('--short-pages', 'pages of 5, 12, 18 while more exist')
@@ -71,10 +84,12 @@ export function registerSimulatorCommand(program: Command): void {
         keys: o.key.map((key) => ({ key, quota: o.quota })),
         ...(o.latencyMs ? { latencyMs: o.latencyMs } : {}),
         ...(o.errorRate !== undefined ? { faults: { errorRate500: o.errorRate } } : {}),
-        quirks: { legacyTimestamps: o.legacyTimestamps, v2Gone: o.v2Gone, shortPages: o.shortPages },
+        profile: o.profile,
+        quirks: explicitQuirks(o),
       });
       console.log(`simulator listening on ${sim.url}`);
       console.log(`HARVEST_BASE_URL=${sim.url}`);
+      console.log(`profile: ${o.profile}`);
       console.log(`accepted keys (header ApiKey): ${o.key.join(', ')}`);
       console.log(`catalog (also GET ${sim.url}/_sim/catalog):`);
       console.log(JSON.stringify(catalog(sim.world), null, 2));

@@ -28,4 +28,6 @@ export interface RouteDef {
   handler: RouteHandler;
   /** What a malformed body answers under the malformedBodyEmpty quirk. */
   empty?: () => unknown;
+  /** Served only while this holds (otherwise 404 like an unknown path). */
+  when?: (quirks: Quirks) => boolean;
 }

@@ -18,8 +18,31 @@ export class SimHttpError extends Error {
 export const badRequest = (message: string): SimHttpError => new SimHttpError(400, message);
 export const notFound = (message: string): SimHttpError => new SimHttpError(404, message);
 
+const INT_MARK = '\u0000int:';
+// JSON.stringify writes the NUL of the mark as the six characters \u0000.
+const INT_MARK_RE = /"\\u0000int:(\d+)"/g;
+
+/**
+ * A whole number written into the JSON answer as bare digits, exact even above 2^53 (where a JS
+ * number would round): production's int64 cursors. Node 20 has no JSON.rawJSON, so it is
+ * serialised as a marked string that sendJson unwraps.
+ */
+export class JsonInteger {
+  readonly digits: string;
+
+  constructor(digits: string) {
+    if (!/^\d+$/.test(digits)) throw new Error(`not a whole number: ${digits}`);
+    this.digits = digits;
+  }
+
+  toJSON(): string {
+    return `${INT_MARK}${this.digits}`;
+  }
+}
+
 export function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
+  let text = JSON.stringify(body);
+  if (text.includes('\\u0000int:')) text = text.replace(INT_MARK_RE, '$1');
   res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
   res.end(text);
 }

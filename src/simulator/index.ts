@@ -3,7 +3,7 @@
  * tests, the demo and `harvest simulator`. It shares nothing with the client but the spec.
  */
 export { startSimulator } from './server.ts';
-export { DEFAULT_FAULTS, DEFAULT_QUIRKS } from './options.ts';
+export { DEFAULT_FAULTS, DEFAULT_PROFILE, DEFAULT_QUIRKS, PRODUCTION_QUIRKS, SIMULATOR_PROFILES, SPEC_QUIRKS, quirksFor } from './options.ts';
 export type {
   Faults,
   Quirks,
@@ -11,6 +11,7 @@ export type {
   RunningSimulator,
   SimulatorControl,
   SimulatorOptions,
+  SimulatorProfile,
   SimulatorStats,
 } from './options.ts';
 export type { NewTweetSpec, World } from './model.ts';

@@ -131,6 +131,8 @@ export interface SimCommunity {
   readonly id: string;
   readonly name: string;
   readonly members: readonly number[];
+  /** Tweet indices posted in the community (its feed), ascending; every author is a member. */
+  readonly tweets: readonly number[];
 }
 
 export interface SimSpace {
@@ -162,6 +164,8 @@ export interface NewTweetSpec {
   likes?: number;
   retweets?: number;
   replies?: number;
+  /** Posts the tweet in this community too (the author must be a member). */
+  communityId?: string;
 }
 
 export interface World {

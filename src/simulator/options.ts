@@ -21,9 +21,18 @@ export interface SimulatorOptions {
   /** Uniform latency added to every response, [min, max] ms. Default [0, 0]. */
   latencyMs?: [number, number];
   faults?: Partial<Faults>;
+  /**
+   * Default 'production': the service as production's v3 reference and the captured real answer
+   * show it (service-production.md). 'spec': service-spec.md as written (v2 live, ISO
+   * timestamps, absent empties). The profile only picks the starting quirks; `quirks` override.
+   */
+  profile?: SimulatorProfile;
   quirks?: Partial<Quirks>;
   logger?: Logger;
 }
+
+export type SimulatorProfile = 'production' | 'spec';
+export const SIMULATOR_PROFILES = ['production', 'spec'] as const satisfies readonly SimulatorProfile[];
 
 export interface Faults {
   /** Probability that a keyed request answers 500 (it still costs one request). */
@@ -44,7 +53,7 @@ export interface Quirks {
   legacyTimestamps: boolean;
   /** Empty values as explicit null (production); off: absent fields and [] arrays (the spec). */
   explicitNulls: boolean;
-  /** Fields the spec does not list (made_with_ai, paid_partnership, …). */
+  /** Fields the spec does not list: tweets carry made_with_ai and paid_partnership (as the real answer). */
   extraFields: boolean;
   /** Pages of 5, 12, 18 items (cycling) while more exist, instead of 20. */
   shortPages: boolean;
@@ -52,6 +61,26 @@ export interface Quirks {
   v2Gone: boolean;
   /** A malformed or empty POST body answers an empty result instead of 400. */
   malformedBodyEmpty: boolean;
+  /**
+   * v3 full_text with its t.co links expanded and the tweet's media addresses appended; entities
+   * hold media only (no url entities) and photos have `preview: ""`. Off: the text keeps its t.co
+   * links and entities list media then `{type: 'url'}` links (the spec's reading).
+   */
+  expandedText: boolean;
+  /**
+   * next_cursor of /v3/followers, /v3/follows and /v3/list-members as a JSON number (exact digits,
+   * above 2^53), where the reference types the cursor as int64. Off: a numeric-looking string.
+   */
+  integerCursors: boolean;
+  /** The order of /v3/search-tweets and /v3/community-search-tweets when the body names none. */
+  searchDefaultOrder: 'latest' | 'popular';
+  /**
+   * key-usage-info as production's reference reads it: key_requests is the period's allotment and
+   * total_requests the requests used. Off: the spec's reading (used this period / plan quota).
+   */
+  usageAllotment: boolean;
+  /** Also serve the spec's POST /v3/retweets (production only has /v3/retweeters). */
+  retweetsPath: boolean;
 }
 
 export const DEFAULT_FAULTS: Faults = {
@@ -63,14 +92,51 @@ export const DEFAULT_FAULTS: Faults = {
   slowMs: 0,
 };
 
-export const DEFAULT_QUIRKS: Quirks = {
+/** service-spec.md as written. */
+export const SPEC_QUIRKS: Quirks = {
   legacyTimestamps: false,
-  explicitNulls: true,
+  explicitNulls: false,
   extraFields: false,
   shortPages: false,
   v2Gone: false,
   malformedBodyEmpty: false,
+  expandedText: false,
+  integerCursors: false,
+  searchDefaultOrder: 'latest',
+  usageAllotment: false,
+  retweetsPath: true,
 };
+
+/**
+ * Production as service-production.md and the captured answer show it. Short pages and empty
+ * answers to malformed bodies stay opt-in: they are faults to defend against, not shapes.
+ * search-tweets states no default order; its reference's example asks for `popular` (the
+ * platform's "Top"), so a body without `order` gets popular results.
+ */
+export const PRODUCTION_QUIRKS: Quirks = {
+  legacyTimestamps: true,
+  explicitNulls: true,
+  extraFields: true,
+  shortPages: false,
+  v2Gone: true,
+  malformedBodyEmpty: false,
+  expandedText: true,
+  integerCursors: true,
+  searchDefaultOrder: 'popular',
+  usageAllotment: true,
+  retweetsPath: false,
+};
+
+export const DEFAULT_PROFILE: SimulatorProfile = 'spec';
+
+/** The default profile's quirks. */
+export const DEFAULT_QUIRKS: Quirks = { ...SPEC_QUIRKS, explicitNulls: true };
+
+/** A profile's quirks with explicit quirk options on top; no profile is the default profile. */
+export function quirksFor(profile: SimulatorProfile | undefined, overrides: Partial<Quirks> = {}): Quirks {
+  const base = profile === undefined ? DEFAULT_QUIRKS : profile === 'spec' ? SPEC_QUIRKS : PRODUCTION_QUIRKS;
+  return { ...base, ...overrides };
+}
 
 export interface RequestLogEntry {
   method: string;

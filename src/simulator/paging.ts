@@ -4,6 +4,7 @@
  */
 import type { SimContext } from './context.ts';
 import { decodeCursor, encodeCursor, type CursorKind, type CursorPosition } from './cursors.ts';
+import { JsonInteger } from './http-utils.ts';
 
 export interface PageResult<T> {
   items: T[];
@@ -85,9 +86,13 @@ export function keysetPageDesc(asc: readonly number[], position: CursorPosition 
   return { items, next: last !== undefined ? { k: last } : null };
 }
 
-/** `{[field]: items, next_cursor}`; at the end next_cursor is null, or absent without explicitNulls. */
-export function pageBody(ctx: SimContext, field: string, items: unknown[], next: string | null): Record<string, unknown> {
+/**
+ * `{[field]: items, next_cursor}`; at the end next_cursor is null, or absent without explicitNulls.
+ * `integer`: a numeric cursor goes out as a JSON number under the integerCursors quirk.
+ */
+export function pageBody(ctx: SimContext, field: string, items: unknown[], next: string | null, integer = false): Record<string, unknown> {
   const body: Record<string, unknown> = { [field]: items };
-  if (next !== null || ctx.quirks.explicitNulls) body.next_cursor = next;
+  if (next !== null) body.next_cursor = integer && ctx.quirks.integerCursors && /^\d+$/.test(next) ? new JsonInteger(next) : next;
+  else if (ctx.quirks.explicitNulls) body.next_cursor = null;
   return body;
 }

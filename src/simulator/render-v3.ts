@@ -56,10 +56,6 @@ export function renderUserV3(ctx: SimContext, u: SimUser): Json {
   put(ctx, out, 'pinned_tweet_ids', listOrNull(ctx, u.pinnedTweetIds));
   out.profile_image_url = u.profileImageUrl;
   out.profile_background_image_url = u.profileBackgroundImageUrl;
-  if (ctx.quirks.extraFields) {
-    out.is_blue_verified = u.blueVerified;
-    out.affiliates_highlighted_label = {};
-  }
   return out;
 }
 
@@ -74,12 +70,34 @@ export function renderReducedUser(u: SimUser): Json {
   };
 }
 
-/** Media as `{type, link, preview}`, then expanded links as `{type: 'url', link, preview}`. */
-export function renderEntities(world: World, i: number): Json[] {
+/**
+ * Media as `{type, link, preview}`, then the tweet's links as `{type: 'url', link, preview}`. A
+ * link entity is only ever one of the tweet's own links (`urls`), never one of its media
+ * addresses. `production` (the expandedText quirk): media only, photos with `preview: ""`, as
+ * the captured answer has them; the links live in full_text instead.
+ */
+export function renderEntities(world: World, i: number, production = false): Json[] {
   const out: Json[] = [];
-  for (const m of world.tweets.media(i)) out.push({ type: m.type, link: m.url, preview: m.preview });
-  for (const url of world.tweets.urls(i)) out.push({ type: 'url', link: url, preview: url });
+  for (const m of world.tweets.media(i)) {
+    out.push({ type: m.type, link: m.url, preview: production && m.type === 'photo' ? '' : m.preview });
+  }
+  if (!production) for (const url of world.tweets.urls(i)) out.push({ type: 'url', link: url, preview: url });
   return out;
+}
+
+const SHORT_LINK_RE = /https:\/\/t\.co\/[A-Za-z0-9]+/g;
+
+/**
+ * Production's full_text: each t.co link replaced by its expanded address (in order), then the
+ * tweet's media addresses appended, space-separated, as the captured real answer shows.
+ */
+export function expandedText(world: World, i: number): string {
+  const t = world.tweets;
+  const urls = t.urls(i);
+  let k = 0;
+  let text = t.text(i).replace(SHORT_LINK_RE, (short) => urls[k++] ?? short);
+  for (const m of t.media(i)) if (!text.includes(m.url)) text += ` ${m.url}`;
+  return text;
 }
 
 /** Nested statuses go two levels deep (a retweet of a quote shows the quoted tweet), no further. */
@@ -93,7 +111,7 @@ export function renderTweetV3(ctx: SimContext, i: number, depth = 0): Json {
   const retweeted = t.retweeted(i);
   const out: Json = {
     id: t.idString(i),
-    full_text: t.text(i),
+    full_text: ctx.quirks.expandedText ? expandedText(ctx.world, i) : t.text(i),
     created_at: v3Time(ctx, t.createdAtMs(i)),
     lang: t.lang(i),
     conversation_id_str: t.idString(t.conversation(i)),
@@ -109,7 +127,7 @@ export function renderTweetV3(ctx: SimContext, i: number, depth = 0): Json {
   out.reply_count = t.replies(i);
   out.bookmark_count = t.bookmarks(i);
   out.view_count = t.views(i);
-  out.entities = renderEntities(ctx.world, i);
+  out.entities = renderEntities(ctx.world, i, ctx.quirks.expandedText);
   const nested = (j: number): Json | null =>
     j >= 0 && depth < MAX_DEPTH && isVisibleTweet(ctx.world, j) ? renderTweetV3(ctx, j, depth + 1) : null;
   put(ctx, out, 'quoted_status', nested(quoted));
@@ -118,8 +136,6 @@ export function renderTweetV3(ctx: SimContext, i: number, depth = 0): Json {
   if (ctx.quirks.extraFields) {
     out.made_with_ai = false;
     out.paid_partnership = false;
-    out.source = t.source(i);
-    out.possibly_sensitive = (t.flags(i) & TweetFlag.SAFE) === 0;
   }
   return out;
 }

@@ -1,17 +1,16 @@
 /**
- * The "other endpoints" the spec only names. Shapes follow service-notes where it describes them
- * and are otherwise minimal inventions, documented in docs/simulator.md.
+ * The "other endpoints" the spec only names, with the methods, fields and shapes of production's
+ * reference (service-production.md) in both profiles. Checks live in routes-checks.ts, account
+ * analytics in routes-scores.ts.
  */
-import { createHash } from 'node:crypto';
 import type { RouteDef, SimContext } from './context.ts';
-import { badRequest, classifyLink, communityIdFromLink, isHandle, isNumericId, notFound } from './http-utils.ts';
+import { badRequest, handleFromProfileLink, isHandle, isNumericId } from './http-utils.ts';
 import { engagementPage, searchUsersPage } from './listings.ts';
 import { pageBody } from './paging.ts';
-import { cursorParam, reqParam, requirePublicUser, tweetFromParam, userFromParams } from './params.ts';
-import { renderTweetV3, renderUserV3, v3Time } from './render-v3.ts';
+import { cursorParam, reqParam, requirePublicUser, tweetFromParam } from './params.ts';
+import { expandedText, renderTweetV3, renderUserV3 } from './render-v3.ts';
 import type { SimUser } from './model.ts';
-
-const TARGET = { username: 'target_username', id: 'target_user_id', link: 'target_user_link' } as const;
+import { isoTime } from './time-format.ts';
 
 function infoBatch(ctx: SimContext): unknown {
   const split = (name: string): string[] => ctx.query.getAll(name).flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean);
@@ -39,20 +38,31 @@ function retweeters(ctx: SimContext): unknown {
   return pageBody(ctx, 'users', users, page.next);
 }
 
+/** A profile URL's user id. */
 function linkToId(ctx: SimContext): unknown {
-  const link = reqParam(ctx, 'link');
-  const found = classifyLink(link);
-  if (!found) throw badRequest('link must be a profile, tweet, list, community or space URL');
-  if (found.kind !== 'user') return { id: found.ref, type: found.kind };
-  const user = requirePublicUser(ctx.world.userByHandle(found.ref), found.ref);
-  return { id: user.id, type: 'user' };
+  const handle = handleFromProfileLink(reqParam(ctx, 'link'), 'link');
+  return { id: requirePublicUser(ctx.world.userByHandle(handle), handle).id };
 }
 
-/** A stable pseudo-country from the profile's location text (the world has no countries). */
-const COUNTRIES = ['United States', 'United Kingdom', 'Germany', 'France', 'Japan', 'Brazil', 'India', 'Canada'] as const;
-
-function digest(text: string): number {
-  return createHash('sha256').update(text).digest().readUInt32BE(0);
+/** A tweet read as an article: its text, a preview, its first photo as the cover, its author. */
+function article(ctx: SimContext): unknown {
+  const i = tweetFromParam(ctx);
+  const t = ctx.world.tweets;
+  const text = ctx.quirks.expandedText ? expandedText(ctx.world, i) : t.text(i);
+  const cover = t.media(i).find((m) => m.type === 'photo');
+  return {
+    full_text: text,
+    preview_text: text.length > 140 ? `${text.slice(0, 139)}…` : text,
+    cover_image_url: cover?.url ?? '',
+    published_at: isoTime(t.createdAtMs(i)),
+    likes_count: t.likes(i),
+    retweet_count: t.retweets(i),
+    reply_count: t.replies(i),
+    quote_count: t.quotes(i),
+    bookmark_count: t.bookmarks(i),
+    views_count: t.views(i),
+    author: renderUserV3(ctx, ctx.world.users[t.author(i)]!),
+  };
 }
 
 export const otherRoutes: RouteDef[] = [
@@ -66,7 +76,8 @@ export const otherRoutes: RouteDef[] = [
       return pageBody(ctx, 'tweets', page.items.map((i) => renderTweetV3(ctx, i)), page.next);
     },
   },
-  { method: 'POST', path: '/v3/retweets', empty: () => ({ users: [], next_cursor: null }), handler: retweeters },
+  // the spec's name; production's reference has only /retweeters
+  { method: 'POST', path: '/v3/retweets', empty: () => ({ users: [], next_cursor: null }), handler: retweeters, when: (q) => q.retweetsPath },
   { method: 'POST', path: '/v3/retweeters', empty: () => ({ users: [], next_cursor: null }), handler: retweeters },
   {
     method: 'POST',
@@ -96,79 +107,5 @@ export const otherRoutes: RouteDef[] = [
     },
   },
   { method: 'GET', path: '/v3/link-to-id', handler: linkToId },
-  {
-    method: 'GET',
-    path: '/v3/check-follow',
-    handler: (ctx) => {
-      const user = userFromParams(ctx, undefined, { allowProtected: true });
-      const target = userFromParams(ctx, TARGET, { allowProtected: true });
-      const hidden = user.protected || target.protected;
-      return {
-        follows: !hidden && ctx.world.followsOf(user.index).includes(target.index),
-        followed_by: !hidden && ctx.world.followsOf(target.index).includes(user.index),
-        user_protected: user.protected,
-      };
-    },
-  },
-  {
-    method: 'GET',
-    path: '/v3/check-retweet',
-    handler: (ctx) => {
-      const index = tweetFromParam(ctx);
-      const user = userFromParams(ctx, undefined, { allowProtected: true });
-      const retweeted = !user.protected && ctx.world.tweetsByAuthor(user.index).some((j) => ctx.world.tweets.retweeted(j) === index);
-      return { retweeted, user_protected: user.protected };
-    },
-  },
-  {
-    method: 'GET',
-    path: '/v3/check-community-member',
-    handler: (ctx) => {
-      const id = communityIdFromLink(reqParam(ctx, 'community_link'), 'community_link');
-      const community = ctx.world.communityById(id);
-      if (!community) throw notFound(`community not found: ${id}`);
-      const user = userFromParams(ctx, undefined, { allowProtected: true });
-      return { is_member: community.members.includes(user.index), user_protected: user.protected };
-    },
-  },
-  {
-    method: 'GET',
-    path: '/v3/about',
-    handler: (ctx) => {
-      const user = userFromParams(ctx);
-      const country = user.location === '' ? null : COUNTRIES[digest(user.location) % COUNTRIES.length]!;
-      return { id: user.id, username: user.username, country, location: user.location, created_at: v3Time(ctx, user.createdAtMs) };
-    },
-  },
-  {
-    method: 'GET',
-    path: '/v3/score',
-    handler: (ctx) => {
-      const user = userFromParams(ctx);
-      const score = Math.round(Math.log10(1 + user.followersCount) * 100 + (user.verified ? 50 : 0)) / 10;
-      return { id: user.id, username: user.username, score };
-    },
-  },
-  {
-    method: 'GET',
-    path: '/v3/article',
-    handler: (ctx) => {
-      const i = tweetFromParam(ctx);
-      const t = ctx.world.tweets;
-      const text = t.text(i);
-      return {
-        id: t.idString(i),
-        title: text.split(/[.!?\n]/, 1)[0]!.slice(0, 80),
-        full_text: text,
-        created_at: v3Time(ctx, t.createdAtMs(i)),
-        likes_count: t.likes(i),
-        retweet_count: t.retweets(i),
-        reply_count: t.replies(i),
-        quote_count: t.quotes(i),
-        bookmark_count: t.bookmarks(i),
-        view_count: t.views(i),
-        user: renderUserV3(ctx, ctx.world.users[t.author(i)]!),
-      };
-    },
-  },
+  { method: 'POST', path: '/v3/article', handler: article },
 ];

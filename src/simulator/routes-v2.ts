@@ -32,8 +32,8 @@ const COUNTERPARTS: Record<string, string> = {
   '/v2/tweet-info-bulk': 'POST /v3/tweet-info-bulk',
   '/v2/info': 'GET /v3/info',
   '/v2/follows': 'GET /v3/follows',
-  '/v2/new-following-7d': 'GET /v3/followers',
-  '/v2/check-quoted': 'POST /v3/quotes',
+  '/v2/new-following-7d': 'GET /v3/new-following-7d',
+  '/v2/check-quoted': 'POST /v3/check-quoted',
 };
 
 export function v3CounterpartOf(path: string): string {

@@ -1,6 +1,6 @@
 /** The spec's v3 endpoints and the v3 counterparts of the v2-only ones (service-notes). */
 import type { RouteDef, SimContext } from './context.ts';
-import { badRequest, communityIdFromLink, listIdFromLink, notFound, spaceIdFromLink } from './http-utils.ts';
+import { badRequest, listIdFromLink, notFound, spaceIdFromLink } from './http-utils.ts';
 import {
   GRAPH_PAGE_SIZE,
   commentsPage,
@@ -12,17 +12,17 @@ import {
 } from './listings.ts';
 import { pageBody } from './paging.ts';
 import { cursorParam, optInt, optParam, reqParam, tweetFromParam, tweetIndexFromValue, userFromParams } from './params.ts';
-import { renderReducedUser, renderSpace, renderTweetV3, renderUserV3 } from './render-v3.ts';
+import { renderSpace, renderTweetV3, renderUserV3 } from './render-v3.ts';
 
 const emptyTweets = (): unknown => ({ tweets: [], next_cursor: null });
-const emptyUsers = (): unknown => ({ users: [], next_cursor: null });
 
 function tweetsBody(ctx: SimContext, field: string, page: { items: number[]; next: string | null }): Record<string, unknown> {
   return pageBody(ctx, field, page.items.map((i) => renderTweetV3(ctx, i)), page.next);
 }
 
-function order(ctx: SimContext): 'latest' | 'popular' {
-  const o = optParam(ctx, 'order') ?? 'latest';
+/** Search's default order is the profile's; mentions are newest first by default in both. */
+function order(ctx: SimContext, fallback: 'latest' | 'popular' = ctx.quirks.searchDefaultOrder): 'latest' | 'popular' {
+  const o = optParam(ctx, 'order') ?? fallback;
   if (o !== 'latest' && o !== 'popular') throw badRequest('order must be latest or popular');
   return o;
 }
@@ -54,7 +54,7 @@ function mentions(ctx: SimContext): unknown {
     if (n !== null) terms.push(`${op}:${n}`);
   }
   const query = terms.join(' ');
-  const o = order(ctx);
+  const o = order(ctx, 'latest');
   return tweetsBody(ctx, 'tweets', searchPage(ctx, query, o, cursorParam(ctx), `v3/mentions:${o}:${query.toLowerCase()}`));
 }
 
@@ -74,7 +74,8 @@ export function userGraphBody(ctx: SimContext, kind: 'followers' | 'follows' | '
     size: GRAPH_PAGE_SIZE,
     ...(kind === 'verified-followers' ? { filter: (u) => u.verified || u.blueVerified } : {}),
   });
-  return pageBody(ctx, 'users', page.items.map((u) => renderUserV3(ctx, u)), page.next);
+  // the reference types the followers/follows cursor int64; verified-followers takes a string
+  return pageBody(ctx, 'users', page.items.map((u) => renderUserV3(ctx, u)), page.next, kind !== 'verified-followers');
 }
 
 /** Bulk lookups: up to 100 per request; unknown or non-public ones are left out of the answer. */
@@ -134,7 +135,7 @@ export const v3Routes: RouteDef[] = [
     handler: (ctx) => {
       const list = ctx.world.listById(listFromParam(ctx, 'list_id'))!;
       const page = usersPage(ctx, list.members, { scope: `v3/list-members:${list.id}`, cursor: cursorParam(ctx), numeric: true, size: 20 });
-      return pageBody(ctx, 'users', page.items.map((u) => renderUserV3(ctx, u)), page.next);
+      return pageBody(ctx, 'users', page.items.map((u) => renderUserV3(ctx, u)), page.next, true);
     },
   },
   {
@@ -151,18 +152,15 @@ export const v3Routes: RouteDef[] = [
     },
   },
   {
-    method: 'POST',
-    path: '/v3/community-members',
-    empty: emptyUsers,
+    method: 'GET',
+    path: '/v3/key-usage-info',
     handler: (ctx) => {
-      const id = communityIdFromLink(reqParam(ctx, 'community_link'), 'community_link');
-      const community = ctx.world.communityById(id);
-      if (!community) throw notFound(`community not found: ${id}`);
-      const page = usersPage(ctx, community.members, { scope: `v3/community-members:${id}`, cursor: cursorParam(ctx), numeric: false, size: 20 });
-      return pageBody(ctx, 'users', page.items.map(renderReducedUser), page.next);
+      const usage = ctx.keys.usage(ctx.key);
+      if (!ctx.quirks.usageAllotment) return usage;
+      // production's reading: key_requests = the period's allotment, total_requests = used
+      return { ...usage, key_requests: usage.total_requests, total_requests: usage.key_requests };
     },
   },
-  { method: 'GET', path: '/v3/key-usage-info', handler: (ctx) => ctx.keys.usage(ctx.key) },
   {
     method: 'GET',
     path: '/v3/list-tweets',
@@ -171,12 +169,13 @@ export const v3Routes: RouteDef[] = [
   {
     method: 'POST',
     path: '/v3/comments',
-    empty: () => ({ comments: [], next_cursor: null }),
+    empty: emptyTweets,
     handler: (ctx) => {
       const index = tweetFromParam(ctx);
       const o = (optParam(ctx, 'order_by') ?? 'Relevance') as CommentOrder;
       if (!COMMENT_ORDERS.includes(o)) throw badRequest('order_by must be Relevance, Recency or Likes');
-      return tweetsBody(ctx, 'comments', commentsPage(ctx, index, o, cursorParam(ctx), 'v3'));
+      // v3 names the replies `tweets` (v2: `comments`)
+      return tweetsBody(ctx, 'tweets', commentsPage(ctx, index, o, cursorParam(ctx), 'v3'));
     },
   },
   { method: 'POST', path: '/v3/tweet-info', handler: (ctx) => renderTweetV3(ctx, tweetFromParam(ctx)) },
@@ -184,7 +183,7 @@ export const v3Routes: RouteDef[] = [
     method: 'POST',
     path: '/v3/tweet-info-bulk',
     empty: () => ({ tweets: [] }),
-    handler: (ctx) => ({ tweets: bulkTweetIndices(ctx, 'tweets').map((i) => renderTweetV3(ctx, i)) }),
+    handler: (ctx) => ({ tweets: bulkTweetIndices(ctx, 'tweet_links').map((i) => renderTweetV3(ctx, i)) }),
   },
   { method: 'GET', path: '/v3/follows', handler: (ctx) => userGraphBody(ctx, 'follows') },
   { method: 'GET', path: '/v3/followers', handler: (ctx) => userGraphBody(ctx, 'followers') },
@@ -197,7 +196,7 @@ export const v3Routes: RouteDef[] = [
       const user = userFromParams(ctx, undefined, { allowProtected: true });
       // a protected account's replies are not public: the check reports the protection instead
       const reply = user.protected ? -1 : findReplyBy(ctx, user.index, index);
-      const out: Record<string, unknown> = { commented: reply >= 0, user_protected: user.protected };
+      const out: Record<string, unknown> = { commented: reply >= 0 };
       if (reply >= 0 || ctx.quirks.explicitNulls) out.tweet = reply >= 0 ? renderTweetV3(ctx, reply) : null;
       return out;
     },

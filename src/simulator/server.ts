@@ -14,14 +14,17 @@ import { SimHttpError, badRequest, isLoopback, readBody, sendJson } from './http
 import { KeyStore } from './keys.ts';
 import type { World } from './model.ts';
 import {
-  DEFAULT_QUIRKS,
+  quirksFor,
   type Quirks,
   type RequestLogEntry,
   type RunningSimulator,
   type SimulatorControl,
   type SimulatorOptions,
 } from './options.ts';
+import { checkRoutes } from './routes-checks.ts';
+import { communityRoutes } from './routes-community.ts';
 import { otherRoutes } from './routes-other.ts';
+import { scoreRoutes } from './routes-scores.ts';
 import { v2Routes, v3CounterpartOf } from './routes-v2.ts';
 import { v3Routes } from './routes-v3.ts';
 import { createWorld } from './world/index.ts';
@@ -69,9 +72,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
   const keys = new KeyStore(options.keys ?? ['sim-key'], options.ratePerKey ?? 20);
   const random = createRandom((options.seed ?? world.seed) ^ 0x5eed);
   const faults = new FaultState(options.faults, random);
-  let quirks: Quirks = { ...DEFAULT_QUIRKS, ...options.quirks };
+  let quirks: Quirks = quirksFor(options.profile, options.quirks);
   const [latMin, latMax] = options.latencyMs ?? [0, 0];
-  const route = buildRouter([...v3Routes, ...v2Routes, ...otherRoutes]);
+  const route = buildRouter([...v3Routes, ...communityRoutes, ...otherRoutes, ...checkRoutes, ...scoreRoutes, ...v2Routes]);
   let log: RequestLogEntry[] = [];
   const stats = { requests: 0, byStatus: {} as Record<string, number>, byKey: {} as Record<string, number> };
 
@@ -135,7 +138,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
       keys.consume(key);
       const method = req.method ?? 'GET';
       const found = route(method, url.pathname);
-      if (!found) throw new SimHttpError(404, `no such endpoint: ${url.pathname}`);
+      if (!found || ('route' in found && found.route.when && !found.route.when(quirks))) throw new SimHttpError(404, `no such endpoint: ${url.pathname}`);
       if ('wrongMethod' in found) throw new SimHttpError(404, `no such endpoint: ${method} ${url.pathname} (it takes ${found.wrongMethod})`);
       if (faults.error500()) throw new SimHttpError(500, 'internal server error');
       let body: Record<string, unknown> = {};

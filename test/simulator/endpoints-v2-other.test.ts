@@ -6,6 +6,7 @@ import { FX, get, post, startFixture, walk } from './server-helpers.ts';
 
 let sim: RunningSimulator;
 const tid = (fixture: number): string => sim.world.tweets.idString(fixture);
+const tidUser = (handle: string): string => sim.world.userByHandle(handle)!.id;
 const LIST = '1700000000000000001';
 const COMMUNITY = '1700000000000000002';
 
@@ -77,14 +78,15 @@ describe('other v3 endpoints', () => {
     expect((await get(sim, '/v3/username-to-id/bob')).body).toEqual({ id: '1800000000000000001' });
     expect((await get(sim, '/v3/id-to-username/1800000000000000001')).body).toEqual({ handle: 'bob' });
     expect((await get(sim, '/v3/username-to-id/dave')).status).toBe(404);
-    expect((await get(sim, '/v3/link-to-id?link=https://x.com/bob')).body).toEqual({ id: '1800000000000000001', type: 'user' });
-    expect((await get(sim, `/v3/link-to-id?link=https://x.com/i/lists/${LIST}`)).body).toEqual({ id: LIST, type: 'list' });
+    expect((await get(sim, '/v3/link-to-id?link=https://x.com/bob')).body).toEqual({ id: '1800000000000000001' });
+    expect((await get(sim, `/v3/link-to-id?link=https://x.com/i/lists/${LIST}`)).status).toBe(400);
     expect((await get(sim, '/v3/link-to-id?link=https://example.com')).status).toBe(400);
   });
 
   it('quotes, retweets and the retweeters alias, search-users', async () => {
     const q = await post(sim, '/v3/quotes', { tweet_link: tid(1) });
     expect(z.strictObject({ tweets: z.array(tweetV3), next_cursor: z.null() }).parse(q.body).tweets.map((t) => t.full_text)).toEqual(['bob quotes alice']);
+    // the spec profile also serves the spec's /v3/retweets beside production's /v3/retweeters
     for (const path of ['/v3/retweets', '/v3/retweeters']) {
       const r = await post(sim, path, { tweet_link: tid(2) });
       expect(z.strictObject({ users: z.array(userV3), next_cursor: z.null() }).parse(r.body).users.map((u) => u.username)).toEqual(['bob']);
@@ -94,20 +96,32 @@ describe('other v3 endpoints', () => {
     expect((await post(sim, '/v3/search-users', { query: '  ' })).status).toBe(400);
   });
 
-  it('check-follow, check-retweet, check-community-member', async () => {
-    expect((await get(sim, '/v3/check-follow?username=u001&target_username=alice')).body).toEqual({ follows: true, followed_by: false, user_protected: false });
-    expect((await get(sim, '/v3/check-follow?username=u001')).status).toBe(400);
-    expect((await get(sim, `/v3/check-retweet?tweet_link=${tid(2)}&username=bob`)).body).toEqual({ retweeted: true, user_protected: false });
-    expect((await get(sim, `/v3/check-retweet?tweet_link=${tid(3)}&username=bob`)).body).toEqual({ retweeted: false, user_protected: false });
-    expect((await get(sim, `/v3/check-community-member?community_link=${COMMUNITY}&username=alice`)).body).toEqual({ is_member: true, user_protected: false });
-    expect((await get(sim, `/v3/check-community-member?community_link=${COMMUNITY}&username=bob`)).body).toMatchObject({ is_member: false });
+  it('check-follow (does side 2 follow side 1), check-retweet, check-quoted, check-community-member: POST bodies', async () => {
+    expect((await post(sim, '/v3/check-follow', { username_1: 'alice', username_2: 'u001' })).body).toEqual({ follow: true, user_protected: false });
+    expect((await post(sim, '/v3/check-follow', { username_1: 'u001', user_id_2: tidUser('alice') })).body).toEqual({ follow: false, user_protected: false });
+    expect((await post(sim, '/v3/check-follow', { username_1: 'alice', username_2: 'carol' })).body).toEqual({ follow: false, user_protected: true });
+    expect((await post(sim, '/v3/check-follow', { username_1: 'u001' })).status).toBe(400);
+    expect((await get(sim, '/v3/check-follow?username_1=alice&username_2=u001')).status).toBe(404);
+    expect((await post(sim, '/v3/check-retweet', { tweet_link: tid(2), username: 'bob' })).body).toEqual({ retweet: true, user_protected: false, next_cursor: null });
+    expect((await post(sim, '/v3/check-retweet', { tweet_link: tid(3), username: 'bob' })).body).toEqual({ retweet: false, user_protected: false, next_cursor: null });
+    expect((await post(sim, '/v3/check-quoted', { tweet_link: tid(1), username: 'bob' })).body).toEqual({
+      status: 'quoted', date: expect.stringMatching(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/), text: 'bob quotes alice', user_protected: false,
+    });
+    expect((await post(sim, '/v3/check-quoted', { tweet_link: tid(2), username: 'bob' })).body).toMatchObject({ status: 'retweet', text: null });
+    expect((await post(sim, '/v3/check-quoted', { tweet_link: tid(3), username: 'bob' })).body).toEqual({ status: 'not_found', date: null, text: null, user_protected: false });
+    expect((await post(sim, '/v3/check-community-member', { community_id: COMMUNITY, username: 'alice' })).body).toEqual({ is_member: true });
+    expect((await post(sim, '/v3/check-community-member', { community_id: COMMUNITY, username: 'bob' })).body).toEqual({ is_member: false });
+    expect((await post(sim, '/v3/check-community-member', { community_id: `https://x.com/i/communities/${COMMUNITY}`, username: 'bob' })).status).toBe(400);
   });
 
-  it('about, score, article', async () => {
-    expect((await get(sim, '/v3/about?username=alice')).body).toMatchObject({ username: 'alice', location: 'Paris', country: expect.any(String) });
-    expect((await get(sim, '/v3/score?username=alice')).body).toMatchObject({ username: 'alice', score: expect.any(Number) });
-    const a = await get(sim, `/v3/article?tweet_link=${tid(4)}`);
-    expect(a.body).toMatchObject({ id: tid(4), full_text: 'alice post 4 hello @bob', likes_count: 4, user: { username: 'alice' } });
-    expect((await get(sim, `/v3/article?tweet_link=${tid(FX.carolTweet)}`)).status).toBe(404);
+  it('about, score, article (POST, no id, views_count, author)', async () => {
+    expect((await get(sim, '/v3/about?username=alice')).body).toEqual({
+      country: expect.any(String), username_change_count: expect.any(Number), last_username_change_at: expect.toSatisfy((v) => v === null || typeof v === 'string'),
+    });
+    expect((await get(sim, '/v3/score?username=alice')).body).toEqual({ score: expect.any(Number) });
+    const a = await post(sim, '/v3/article', { tweet_link: tid(4) });
+    expect(a.body).toMatchObject({ full_text: 'alice post 4 hello @bob', likes_count: 4, views_count: 0, author: { username: 'alice' } });
+    expect(a.body).not.toHaveProperty('id');
+    expect((await post(sim, '/v3/article', { tweet_link: tid(FX.carolTweet) })).status).toBe(404);
   });
 });

@@ -174,17 +174,19 @@ describe('tweets, comments, follows, checks', () => {
     expect((await post(sim, '/v3/tweet-info', { tweet_link: '1234' })).status).toBe(404);
   });
 
-  it('tweet-info-bulk answers {tweets}, leaves out non-public ones and refuses more than 100', async () => {
-    const r = await post(sim, '/v3/tweet-info-bulk', { tweets: [tid(1), `https://x.com/a/status/${tid(2)}`, tid(FX.carolTweet)] });
+  it('tweet-info-bulk takes tweet_links, answers {tweets}, leaves out non-public ones and refuses more than 100', async () => {
+    const r = await post(sim, '/v3/tweet-info-bulk', { tweet_links: [tid(1), `https://x.com/a/status/${tid(2)}`, tid(FX.carolTweet)] });
     const body = z.strictObject({ tweets: z.array(tweetV3) }).parse(r.body);
     expect(body.tweets.map((t) => t.id)).toEqual([tid(1), tid(2)]);
-    expect((await post(sim, '/v3/tweet-info-bulk', { tweets: Array.from({ length: 101 }, () => tid(1)) })).status).toBe(400);
-    expect((await post(sim, '/v3/tweet-info-bulk', { tweets: [] })).status).toBe(400);
+    expect((await post(sim, '/v3/tweet-info-bulk', { tweet_links: Array.from({ length: 101 }, () => tid(1)) })).status).toBe(400);
+    expect((await post(sim, '/v3/tweet-info-bulk', { tweet_links: [] })).status).toBe(400);
+    // the field of an earlier client, which production does not know
+    expect((await post(sim, '/v3/tweet-info-bulk', { tweets: [tid(1)] })).status).toBe(400);
   });
 
-  it('comments walk every reply once in each order_by', async () => {
+  it('comments walk every reply once in each order_by, as `tweets`', async () => {
     for (const order_by of ['Relevance', 'Recency', 'Likes']) {
-      const r = await walk((c) => post(sim, '/v3/comments', { tweet_link: tid(FX.aliceRoot), order_by, ...(c ? { next_cursor: c } : {}) }), 'comments');
+      const r = await walk((c) => post(sim, '/v3/comments', { tweet_link: tid(FX.aliceRoot), order_by, ...(c ? { next_cursor: c } : {}) }), 'tweets');
       expect(r.items.length, order_by).toBe(25);
       uniqueIds(r.items);
       for (const t of r.items) expect(tweetV3.parse(t).in_reply_to_tweet_id).toBe(tid(FX.aliceRoot));
@@ -213,11 +215,11 @@ describe('tweets, comments, follows, checks', () => {
 
   it('check-comment finds the reply of a user, not of others', async () => {
     const yes = await get(sim, `/v3/check-comment?tweet_link=${tid(FX.aliceRoot)}&username=u003`);
-    const body = z.strictObject({ commented: z.boolean(), user_protected: z.boolean(), tweet: tweetV3.nullable() }).parse(yes.body);
+    const body = z.strictObject({ commented: z.boolean(), tweet: tweetV3.nullable() }).parse(yes.body);
     expect(body.commented).toBe(true);
     expect(body.tweet?.full_text).toBe('reply 3 @alice');
     const no = await get(sim, `/v3/check-comment?tweet_link=${tid(FX.aliceRoot)}&username=bob`);
-    expect(no.body).toEqual({ commented: false, user_protected: false, tweet: null });
+    expect(no.body).toEqual({ commented: false, tweet: null });
     expect((await get(sim, `/v3/check-comment?tweet_link=${tid(FX.aliceRoot)}`)).status).toBe(400);
   });
 

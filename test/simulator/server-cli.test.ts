@@ -1,17 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import { Command } from 'commander';
 import { InputError } from '../../src/errors.ts';
-import { parseSimulatorOptions, registerSimulatorCommand } from '../../src/simulator/cli.ts';
+import { explicitQuirks, parseSimulatorOptions, registerSimulatorCommand } from '../../src/simulator/cli.ts';
 
 describe('harvest simulator options', () => {
   it('parses every option with defaults', () => {
-    expect(parseSimulatorOptions({})).toMatchObject({ port: 8787, key: ['sim-key'], seed: 1, scale: 'small', quota: 100_000 });
+    expect(parseSimulatorOptions({})).toMatchObject({ port: 8787, key: ['sim-key'], seed: 1, scale: 'small', quota: 100_000, profile: 'production' });
+    expect(parseSimulatorOptions({ profile: 'spec' }).profile).toBe('spec');
     const o = parseSimulatorOptions({ port: '0', key: ['a', 'b'], seed: '9', latencyMs: '10-20', scale: 'large', quota: '5', errorRate: '0.25', v2Gone: true });
     expect(o).toMatchObject({ port: 0, key: ['a', 'b'], seed: 9, latencyMs: [10, 20], scale: 'large', quota: 5, errorRate: 0.25, v2Gone: true });
   });
 
   it('refuses bad values with a one-line InputError', () => {
-    for (const raw of [{ port: '70000' }, { port: 'x' }, { latencyMs: '20-10' }, { latencyMs: '5' }, { scale: 'huge' }, { errorRate: '2' }, { key: ['a b'] }, { quota: '-1' }]) {
+    for (const raw of [{ port: '70000' }, { port: 'x' }, { latencyMs: '20-10' }, { latencyMs: '5' }, { scale: 'huge' }, { errorRate: '2' }, { key: ['a b'] }, { quota: '-1' }, { profile: 'staging' }]) {
       let caught: unknown;
       try {
         parseSimulatorOptions(raw);
@@ -23,12 +24,17 @@ describe('harvest simulator options', () => {
     }
   });
 
+  it('passes only the quirk flags given, so the profile decides the rest', () => {
+    expect(explicitQuirks(parseSimulatorOptions({ profile: 'spec' }))).toEqual({});
+    expect(explicitQuirks(parseSimulatorOptions({ v2Gone: true, shortPages: false }))).toEqual({ v2Gone: true, shortPages: false });
+  });
+
   it('registers the simulator command with its options', () => {
     const program = new Command('harvest');
     registerSimulatorCommand(program);
     const cmd = program.commands.find((c) => c.name() === 'simulator');
     expect(cmd?.options.map((o) => o.long)).toEqual([
-      '--port', '--key', '--seed', '--latency-ms', '--scale', '--quota', '--error-rate', '--legacy-timestamps', '--v2-gone', '--short-pages',
+      '--port', '--key', '--seed', '--latency-ms', '--scale', '--quota', '--error-rate', '--profile', '--legacy-timestamps', '--v2-gone', '--short-pages',
     ]);
   });
 });

@@ -2,6 +2,7 @@
 export type { QueryNode, FilterName, CountMetric, GeoOperator } from './ast.ts';
 export { SearchQueryError } from './errors.ts';
 export { parseQuery, MAX_QUERY_TERMS } from './parser.ts';
+export { bindPlan } from './plan.ts';
 export {
   searchTweets,
   compileQuery,

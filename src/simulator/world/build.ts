@@ -42,6 +42,8 @@ export interface CommunityInput {
   id?: string;
   name?: string;
   members: string[];
+  /** Indices into the tweet fixtures posted in the community (authors must be members). */
+  tweets?: number[];
 }
 
 export type SpaceInput = Partial<Omit<SimSpace, 'creatorIndex' | 'adminIndices' | 'speakerIndices' | 'listenerIndices'>> & {
@@ -110,7 +112,7 @@ export function buildWorld(input: WorldInput): World {
     if (u === undefined) throw new InputError(`unknown handle ${handle} in world fixture`);
     return u.index;
   };
-  appendTweets(world, input.tweets, userIndex);
+  const position = appendTweets(world, input.tweets, userIndex);
   const follows = input.follows ?? [];
   world.setFollows(follows.map(([a]) => userIndex(a)), follows.map(([, b]) => userIndex(b)));
   input.users.forEach((u, i) => {
@@ -129,11 +131,16 @@ export function buildWorld(input: WorldInput): World {
     members: l.members.map(userIndex),
     followers: (l.followers ?? []).map(userIndex),
   }));
-  const communities = (input.communities ?? []).map((c, k) => ({
-    id: c.id ?? groupId(),
-    name: c.name ?? `Community ${k + 1}`,
-    members: c.members.map(userIndex),
-  }));
+  const communities = (input.communities ?? []).map((c, k) => {
+    const members = c.members.map(userIndex);
+    const tweets = (c.tweets ?? []).map((f) => {
+      const i = position[f];
+      if (i === undefined) throw new InputError(`community ${k + 1} names missing tweet fixture ${f}`);
+      if (!members.includes(world.tweets.author(i))) throw new InputError(`community ${k + 1}: tweet fixture ${f} is by a non-member`);
+      return i;
+    });
+    return { id: c.id ?? groupId(), name: c.name ?? `Community ${k + 1}`, members, tweets: tweets.sort((a, b) => a - b) };
+  });
   const spaces = (input.spaces ?? []).map((s, k) => {
     const { creator, admins, speakers, listeners, ...rest } = s;
     const createdAtMs = s.createdAtMs ?? DEFAULT_USER_CREATED_MS;
@@ -158,7 +165,8 @@ export function buildWorld(input: WorldInput): World {
   return world;
 }
 
-function appendTweets(world: SimWorld, tweets: readonly TweetInput[], userIndex: (h: string) => number): void {
+/** Appends the fixtures in time order; returns each fixture's world index. */
+function appendTweets(world: SimWorld, tweets: readonly TweetInput[], userIndex: (h: string) => number): Int32Array {
   // Stable by time, so equal-millisecond fixtures keep their input order (and get sequence 1, 2…).
   const order = tweets.map((_, k) => k).sort((a, b) => (tweets[a]?.createdAtMs ?? 0) - (tweets[b]?.createdAtMs ?? 0));
   const position = new Int32Array(tweets.length);
@@ -204,4 +212,5 @@ function appendTweets(world: SimWorld, tweets: readonly TweetInput[], userIndex:
     row.retweets = t.retweets ?? refCounts.retweets[k] ?? 0;
     world.appendTweet(row, false);
   });
+  return position;
 }

@@ -2,7 +2,7 @@ import type { SimCommunity, SimList, SimSpace } from '../model.ts';
 import { tweetIdAt } from '../model.ts';
 import { randomKey } from './gen-media.ts';
 import type { UserTraits } from './gen-users.ts';
-import { weightedSampler, type Rng } from './random.ts';
+import { createRng, weightedSampler, type Rng } from './random.ts';
 import type { MutableUser, SimWorld } from './sim-world.ts';
 import { CELEBRITIES, TOPICS } from './vocabulary.ts';
 
@@ -44,6 +44,25 @@ function snowflake(rng: Rng, ms: number): string {
   return tweetIdAt(ms, rng.int(0, 4_194_303)).toString();
 }
 
+/** Share of a member's own posts (not retweets or replies) that also go to the community. */
+const COMMUNITY_POST_SHARE = 0.1;
+
+/**
+ * A community's feed: about a tenth of its members' original posts and quotes, drawn from a
+ * stream of its own so the rest of the world stays byte for byte what it was before feeds.
+ */
+function communityFeed(world: SimWorld, members: readonly number[], k: number): number[] {
+  const pick = createRng((world.seed * 31 + k + 0xc0ffee) >>> 0);
+  const t = world.tweets;
+  const feed: number[] = [];
+  for (const m of members) {
+    for (const i of world.tweetsByAuthor(m)) {
+      if (t.retweeted(i) < 0 && t.inReplyTo(i) < 0 && pick.chance(COMMUNITY_POST_SHARE)) feed.push(i);
+    }
+  }
+  return feed.sort((a, b) => a - b);
+}
+
 export function generateGroups(world: SimWorld, rng: Rng, startMs: number, endMs: number): void {
   const users = world.users;
   const n = users.length;
@@ -62,10 +81,12 @@ export function generateGroups(world: SimWorld, rng: Rng, startMs: number, endMs
   }
   const communities: SimCommunity[] = [];
   for (let k = 0; k < Math.max(5, Math.floor(n / 1000)); k++) {
+    const members = sample(rng, n, k === 0 ? 300 : rng.int(10, 300));
     communities.push({
       id: snowflake(rng, when()),
       name: TOPICS[(k + 3) % TOPICS.length] ?? `Community ${k + 1}`,
-      members: sample(rng, n, k === 0 ? 300 : rng.int(10, 300)),
+      members,
+      tweets: communityFeed(world, members, k),
     });
   }
   const spaces: SimSpace[] = [];

@@ -173,6 +173,8 @@ export class SimWorld implements World {
 
   setGroups(lists: SimList[], communities: SimCommunity[], spaces: SimSpace[]): void {
     this.lists = lists;
+    // own copies of the feeds: addTweets appends to them
+    communities = communities.map((c) => ({ ...c, tweets: [...c.tweets] }));
     this.communities = communities;
     this.spaces = spaces;
     for (const l of lists) this.#listById.set(l.id, l);
@@ -210,7 +212,20 @@ export class SimWorld implements World {
   }
 
   addTweets(specs: readonly NewTweetSpec[]): number[] {
-    return specs.map((spec) => this.appendTweet(this.#rowOf(spec), true));
+    return specs.map((spec) => {
+      const community = spec.communityId === undefined ? undefined : this.#communityById.get(spec.communityId);
+      if (spec.communityId !== undefined) {
+        if (community === undefined) throw new InputError(`unknown community ${spec.communityId}`);
+        const author = this.userByHandle(spec.authorHandle);
+        if (author && !community.members.includes(author.index)) {
+          throw new InputError(`${spec.authorHandle} is not a member of community ${spec.communityId}`);
+        }
+      }
+      const i = this.appendTweet(this.#rowOf(spec), true);
+      // appended tweets are the newest, so the feed stays ascending
+      if (community) (community.tweets as number[]).push(i);
+      return i;
+    });
   }
 
   #rowOf(spec: NewTweetSpec): TweetRow {
