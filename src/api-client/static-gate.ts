@@ -1,6 +1,7 @@
 /**
- * A gate without rate limiting for the CLI's one-off calls and for tests: keys in turn. Workers
- * use the Redis limiter (src/jobs) instead, which spaces requests and parks exhausted keys.
+ * A gate without rate limiting, keys in turn: only for tests of the client itself. Every process
+ * that talks to the service (worker, every CLI command, the demo) uses the Redis limiter
+ * (src/jobs/limiter) through openServices, which spaces requests and parks exhausted keys.
  */
 import type { ApiKeyConfig } from '../config.ts';
 import { AbortedError, ConfigError } from '../errors.ts';
