@@ -9,7 +9,7 @@
  */
 
 /** Which wire shape a record was normalised from. */
-export type UserSource = 'v3' | 'v3-reduced' | 'v2-embedded' | 'v2-basic' | 'v2-new-follower';
+export type UserSource = 'v3' | 'v3-reduced' | 'v3-follower' | 'v3-top-follower' | 'v2-embedded' | 'v2-basic' | 'v2-new-follower';
 export type TweetSource = 'v3' | 'v2' | 'v2-embedded';
 
 export interface CanonicalUser {

@@ -1,7 +1,8 @@
 /**
- * The typed client: one method per documented endpoint (v3 here, v2 under `client.v2`), each
- * validating its parameters before spending a request, then going through the gate and the one
- * retry layer, and answering canonical Tweets/Users or typed records.
+ * The typed client: one method per endpoint of production's v3 reference (all 40, with production's
+ * methods, paths and field names; service-production.md) and the spec's v2 endpoints under
+ * `client.v2`. Each validates its parameters before spending a request, then goes through the gate
+ * and the one retry layer, and answers canonical Tweets/Users or typed records.
  */
 import type { Logger } from '../logger.ts';
 import { silentLogger } from '../logger.ts';
@@ -11,9 +12,13 @@ import type { RequestGate } from './gate.ts';
 import { createHttpClient, type HttpClient, type HttpMethod, type QueryParams } from './http.ts';
 import { InputError } from '../errors.ts';
 import type { Page } from './page.ts';
-import type { CommentCheck, KeyUsage, QuoteCheck, Space } from './results.ts';
+import type { CommentCheck, DatedUser, KeyUsage, QuoteCheck, ScoredUser, Space } from './results.ts';
 import type { RetryPolicy } from './retry.ts';
-import { checkQuoted as checkQuotedV2, createV2Client, type V2CheckParams, type V2Client } from './v2.ts';
+import { createV2Client, type V2Client } from './v2.ts';
+import * as ck from './v3-checks.ts';
+import * as cm from './v3-community.ts';
+import * as lk from './v3-lookups.ts';
+import * as st from './v3-stats.ts';
 import * as t from './v3-tweets.ts';
 import * as u from './v3-users.ts';
 
@@ -58,6 +63,9 @@ export class ApiClient {
     this.v2 = createV2Client(this.#execute);
   }
 
+  // Tweets: POST /v3/search-tweets, /mentions, /user-tweets, /comments, /quotes, /tweet-info,
+  // /tweet-info-bulk; GET /v3/list-tweets.
+
   searchTweets(params: t.SearchTweetsParams, options?: CallOptions): Promise<Page<CanonicalTweet>> {
     return t.searchTweets(this.#execute, params, options);
   }
@@ -74,7 +82,7 @@ export class ApiClient {
     return t.listTweets(this.#execute, params, options);
   }
 
-  /** Replies to a tweet (v3 counterpart of POST /v2/comments). */
+  /** Replies to a tweet (v3 counterpart of POST /v2/comments; answers `tweets`). */
   comments(params: t.CommentsParams, options?: CallOptions): Promise<Page<CanonicalTweet>> {
     return t.comments(this.#execute, params, options);
   }
@@ -87,22 +95,51 @@ export class ApiClient {
     return t.tweetInfo(this.#execute, tweetLink, options);
   }
 
-  /** 1–100 tweet ids or links; more is an InputError before anything is sent. */
+  /** 1–100 tweet ids or links, posted as `tweet_links`; more is an InputError before anything is sent. */
   tweetInfoBulk(ids: readonly string[], options?: CallOptions): Promise<Page<CanonicalTweet>> {
     return t.tweetInfoBulk(this.#execute, ids, options);
   }
 
-  checkComment(params: t.CheckParams, options?: CallOptions): Promise<CommentCheck> {
-    return t.checkComment(this.#execute, params, options);
+  // Communities: POST /v3/community-members, /community-tweets, /community-search-tweets,
+  // /check-community-member.
+
+  communityMembers(params: cm.CommunityParams, options?: CallOptions): Promise<Page<CanonicalUser>> {
+    return cm.communityMembers(this.#execute, params, options);
   }
 
-  /**
-   * Whether a user quoted or retweeted a tweet. Only /v2 documents this check (no v3 route is
-   * known), so this is POST /v2/check-quoted; once /v2 is retired it fails with GoneError.
-   */
-  checkQuoted(params: V2CheckParams, options?: CallOptions): Promise<QuoteCheck> {
-    return checkQuotedV2(this.#execute, params, options);
+  communityTweets(params: cm.CommunityTweetsParams, options?: CallOptions): Promise<Page<CanonicalTweet>> {
+    return cm.communityTweets(this.#execute, params, options);
   }
+
+  communitySearchTweets(params: cm.CommunitySearchTweetsParams, options?: CallOptions): Promise<Page<CanonicalTweet>> {
+    return cm.communitySearchTweets(this.#execute, params, options);
+  }
+
+  checkCommunityMember(params: cm.CheckCommunityMemberParams, options?: CallOptions): Promise<boolean> {
+    return cm.checkCommunityMember(this.#execute, params, options);
+  }
+
+  // Checks: GET /v3/check-comment; POST /v3/check-quoted, /check-retweet, /check-follow.
+
+  checkComment(params: ck.CheckParams, options?: CallOptions): Promise<CommentCheck> {
+    return ck.checkComment(this.#execute, params, options);
+  }
+
+  /** Whether a user quoted or retweeted a tweet (`status`: quoted, retweet or not_found). */
+  checkQuoted(params: ck.CheckParams, options?: CallOptions): Promise<QuoteCheck> {
+    return ck.checkQuoted(this.#execute, params, options);
+  }
+
+  checkRetweet(params: ck.CheckRetweetParams, options?: CallOptions): Promise<ck.RetweetCheck> {
+    return ck.checkRetweet(this.#execute, params, options);
+  }
+
+  checkFollow(params: ck.CheckFollowParams, options?: CallOptions): Promise<ck.FollowCheck> {
+    return ck.checkFollow(this.#execute, params, options);
+  }
+
+  // Users: GET /v3/info, /info-batch, /followers, /follows, /verified-followers, /list-members,
+  // /list-followers; POST /v3/search-users, /retweeters.
 
   info(user: u.UserRef, options?: CallOptions): Promise<CanonicalUser> {
     return u.info(this.#execute, user, options);
@@ -120,10 +157,6 @@ export class ApiClient {
     return u.listMembers(this.#execute, params, options);
   }
 
-  communityMembers(params: u.CommunityParams, options?: CallOptions): Promise<Page<CanonicalUser>> {
-    return u.communityMembers(this.#execute, params, options);
-  }
-
   follows(params: u.PagedUserParams, options?: CallOptions): Promise<Page<CanonicalUser>> {
     return u.follows(this.#execute, params, options);
   }
@@ -136,40 +169,87 @@ export class ApiClient {
     return u.verifiedFollowers(this.#execute, params, options);
   }
 
-  /** Accounts that retweeted a tweet. */
-  retweets(params: u.TweetUsersParams, options?: CallOptions): Promise<Page<CanonicalUser>> {
-    return u.retweets(this.#execute, params, options);
+  /** Accounts that retweeted a tweet, newest first. */
+  retweeters(params: u.TweetUsersParams, options?: CallOptions): Promise<Page<CanonicalUser>> {
+    return u.retweeters(this.#execute, params, options);
   }
 
   searchUsers(params: u.SearchUsersParams, options?: CallOptions): Promise<Page<CanonicalUser>> {
     return u.searchUsers(this.#execute, params, options);
   }
 
-  /** An audio space by id or link. */
-  place(params: u.PlaceParams, options?: CallOptions): Promise<Space> {
-    return u.place(this.#execute, params, options);
+  // The service's index: GET /v3/about, /score, /score-changes, /followers-stats, /top-followers,
+  // /top-following, /new-followers-7d, /new-following-7d.
+
+  about(user: u.UserRef, options?: CallOptions): Promise<st.About> {
+    return st.about(this.#execute, user, options);
+  }
+
+  score(user: u.UserRef, options?: CallOptions): Promise<number> {
+    return st.score(this.#execute, user, options);
+  }
+
+  scoreChanges(user: u.UserRef, options?: CallOptions): Promise<st.ScoreChanges> {
+    return st.scoreChanges(this.#execute, user, options);
+  }
+
+  followersStats(user: u.UserRef, options?: CallOptions): Promise<st.FollowersStats> {
+    return st.followersStats(this.#execute, user, options);
+  }
+
+  topFollowers(user: u.UserRef, options?: CallOptions): Promise<Page<ScoredUser>> {
+    return st.topFollowers(this.#execute, user, options);
+  }
+
+  topFollowing(user: u.UserRef, options?: CallOptions): Promise<Page<ScoredUser>> {
+    return st.topFollowing(this.#execute, user, options);
+  }
+
+  newFollowers7d(user: u.UserRef, options?: CallOptions): Promise<Page<DatedUser>> {
+    return st.newFollowers7d(this.#execute, user, options);
+  }
+
+  newFollowing7d(user: u.UserRef, options?: CallOptions): Promise<Page<DatedUser>> {
+    return st.newFollowing7d(this.#execute, user, options);
+  }
+
+  // Lookups: POST /v3/article; GET /v3/trends, /place, /key-usage-info, /username-to-id/{user_handle},
+  // /id-to-username/{user_id}, /link-to-id.
+
+  article(tweetLink: string, options?: CallOptions): Promise<lk.Article> {
+    return lk.article(this.#execute, tweetLink, options);
+  }
+
+  trends(params: lk.TrendsParams, options?: CallOptions): Promise<Page<lk.Trend>> {
+    return lk.trends(this.#execute, params, options);
+  }
+
+  /** An audio Space by id or link. */
+  place(params: lk.PlaceParams, options?: CallOptions): Promise<Space> {
+    return lk.place(this.#execute, params, options);
   }
 
   /** Costs one request like every call, and goes through the gate like every call. */
   keyUsageInfo(options?: CallOptions): Promise<KeyUsage> {
-    return u.keyUsageInfo(this.#execute, options);
+    return lk.keyUsageInfo(this.#execute, options);
   }
 
   usernameToId(handle: string, options?: CallOptions): Promise<string> {
-    return u.usernameToId(this.#execute, handle, options);
+    return lk.usernameToId(this.#execute, handle, options);
   }
 
   idToUsername(userId: string, options?: CallOptions): Promise<string> {
-    return u.idToUsername(this.#execute, userId, options);
+    return lk.idToUsername(this.#execute, userId, options);
   }
 
   linkToId(link: string, options?: CallOptions): Promise<string> {
-    return u.linkToId(this.#execute, link, options);
+    return lk.linkToId(this.#execute, link, options);
   }
 
   /**
-   * Any other path (`/v3/about`, `/v3/score`…), answered as parsed JSON. Gate, retries, errors and
-   * accounting are the same as for the typed methods; the shape is the caller's to validate.
+   * A path no typed method covers (every documented endpoint has one), answered as parsed JSON.
+   * Gate, retries, errors and accounting are the same as for the typed methods; the shape is the
+   * caller's to validate.
    */
   async raw(method: HttpMethod, path: string, request: { query?: QueryParams; body?: unknown } = {}, options?: CallOptions): Promise<unknown> {
     if (!/^\/v[23]\/[A-Za-z0-9_\-/.%]+$/.test(path)) {

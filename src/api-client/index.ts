@@ -19,13 +19,22 @@ export {
 } from './errors.ts';
 export { InputError } from '../errors.ts';
 export type { Page, Quarantined } from './page.ts';
-export type { CommentCheck, KeyUsage, QuoteCheck, Space } from './results.ts';
+export type { CommentCheck, DatedUser, KeyUsage, QuoteCheck, ScoredUser, Space } from './results.ts';
 export { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry.ts';
+export { DEFAULT_DEADLINE_MS, DEFAULT_MAX_RESPONSE_BYTES } from './http.ts';
 export { createStaticGate } from './static-gate.ts';
 export { parseTimestamp } from './timestamps.ts';
 export type { V2Client } from './v2.ts';
+export type { CheckFollowParams, CheckParams, CheckRetweetParams, FollowCheck, RetweetCheck } from './v3-checks.ts';
 export type {
-  CheckParams,
+  CheckCommunityMemberParams,
+  CommunityParams,
+  CommunitySearchTweetsParams,
+  CommunityTweetsParams,
+} from './v3-community.ts';
+export type { Article, PlaceParams, Trend, TrendsParams } from './v3-lookups.ts';
+export type { About, FollowersStats, ScoreChanges } from './v3-stats.ts';
+export type {
   CommentsParams,
   ListTweetsParams,
   MentionsParams,
@@ -34,12 +43,10 @@ export type {
   UserTweetsParams,
 } from './v3-tweets.ts';
 export type {
-  CommunityParams,
   InfoBatchParams,
   ListIdParams,
   ListLinkParams,
   PagedUserParams,
-  PlaceParams,
   SearchUsersParams,
   TweetUsersParams,
   UserRef,

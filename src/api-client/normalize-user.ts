@@ -1,6 +1,6 @@
 /** Every user shape → CanonicalUser. A field the shape does not carry is null, never a guess. */
 import type { CanonicalUser, UserSource } from './canonical.ts';
-import type { ReducedUser, UserV3 } from './schemas/user-v3.ts';
+import type { FollowerV3, ReducedUser, TopFollower, UserV3 } from './schemas/user-v3.ts';
 import type { BasicAccount, NewFollower, UserV2Embedded } from './schemas/user-v2.ts';
 
 function emptyUser(id: string, source: UserSource, raw: unknown): CanonicalUser {
@@ -51,6 +51,30 @@ export function normalizeUserV3(user: UserV3, raw: unknown): CanonicalUser {
     profileBackgroundImageUrl: user.profile_background_image_url,
     bioUrls: user.bio_urls,
     pinnedTweetIds: user.pinned_tweet_ids,
+  };
+}
+
+/** new-followers-7d / new-following-7d: a v3 user without `location` (the follow date is the caller's). */
+export function normalizeFollowerV3(user: FollowerV3, raw: unknown): CanonicalUser {
+  return { ...normalizeUserV3({ ...user, location: null }, raw), source: 'v3-follower' };
+}
+
+/** top-followers / top-following: a reduced profile (the score is the caller's). */
+export function normalizeTopFollower(user: TopFollower, raw: unknown): CanonicalUser {
+  return {
+    ...emptyUser(user.id, 'v3-top-follower', raw),
+    username: user.username,
+    displayName: user.display_name,
+    description: user.description,
+    createdAt: user.created_at,
+    protected: user.protected,
+    verified: user.verified,
+    canDm: user.can_dm,
+    followersCount: user.followers_count,
+    followingsCount: user.followings_count,
+    tweetsCount: user.tweets_count,
+    profileImageUrl: user.profile_image_url,
+    profileBackgroundImageUrl: user.profile_background_image_url,
   };
 }
 

@@ -13,6 +13,8 @@ import { collectUrls, extractCashtags, extractHashtags, extractMentions, isMedia
 
 export {
   normalizeBasicAccount,
+  normalizeFollowerV3,
+  normalizeTopFollower,
   normalizeNewFollower,
   normalizeReducedUser,
   normalizeUserV2Embedded,

@@ -2,7 +2,9 @@
 import type { CanonicalTweet, CanonicalUser } from './canonical.ts';
 import {
   normalizeBasicAccount,
+  normalizeFollowerV3,
   normalizeNewFollower,
+  normalizeTopFollower,
   normalizeReducedUser,
   normalizeTweetV2,
   normalizeTweetV3,
@@ -12,7 +14,8 @@ import type { ItemReader } from './page.ts';
 import { tweetV2Schema } from './schemas/tweet-v2.ts';
 import { tweetV3Schema } from './schemas/tweet-v3.ts';
 import { basicAccountSchema, newFollowerSchema } from './schemas/user-v2.ts';
-import { reducedUserSchema, userV3Schema } from './schemas/user-v3.ts';
+import { followerV3Schema, reducedUserSchema, topFollowerSchema, userV3Schema } from './schemas/user-v3.ts';
+import type { DatedUser, ScoredUser } from './results.ts';
 
 export const tweetV3Reader: ItemReader<typeof tweetV3Schema, CanonicalTweet> = {
   schema: tweetV3Schema,
@@ -42,4 +45,14 @@ export const basicAccountReader: ItemReader<typeof basicAccountSchema, Canonical
 export const newFollowerReader: ItemReader<typeof newFollowerSchema, CanonicalUser> = {
   schema: newFollowerSchema,
   normalize: normalizeNewFollower,
+};
+
+export const followerV3Reader: ItemReader<typeof followerV3Schema, DatedUser> = {
+  schema: followerV3Schema,
+  normalize: (user, raw) => ({ user: normalizeFollowerV3(user, raw), followedAt: user.followerDate }),
+};
+
+export const topFollowerReader: ItemReader<typeof topFollowerSchema, ScoredUser> = {
+  schema: topFollowerSchema,
+  normalize: (user, raw) => ({ user: normalizeTopFollower(user, raw), score: user.score }),
 };

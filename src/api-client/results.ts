@@ -8,6 +8,19 @@ import { normalizeUserV3 } from './normalize.ts';
 import type { ItemReader } from './page.ts';
 import type { z } from 'zod';
 
+/** A follower record of new-followers-7d / new-following-7d. */
+export interface DatedUser {
+  user: CanonicalUser;
+  /** When the follow started (`followerDate`). */
+  followedAt: Date | null;
+}
+
+/** A record of top-followers / top-following. */
+export interface ScoredUser {
+  user: CanonicalUser;
+  score: number | null;
+}
+
 export interface CommentCheck {
   commented: boolean;
   /** The comment itself when `commented` is true and the service sent it. */
@@ -18,7 +31,7 @@ export interface CommentCheck {
 export interface QuoteCheck {
   /** When the user quoted/retweeted (check-quoted's `YYYY-MM-DD HH:MM:SS`, UTC). */
   date: Date | null;
-  /** `quoted` is the documented value; others pass through as sent. */
+  /** v3 documents `quoted`, `retweet` and `not_found`; others pass through as sent. */
   status: string | null;
   text: string | null;
   userProtected: boolean | null;

@@ -78,7 +78,7 @@ async function checkComment(execute: Execute, params: V2CheckParams, options?: C
   );
 }
 
-export async function checkQuoted(execute: Execute, params: V2CheckParams, options?: CallOptions): Promise<QuoteCheck> {
+async function checkQuoted(execute: Execute, params: V2CheckParams, options?: CallOptions): Promise<QuoteCheck> {
   const p = validateInput(checkInput, params, 'POST /v2/check-quoted');
   const body: Record<string, string> = { tweet_link: p.tweetLink };
   if (p.userHandle) body.user_handle = p.userHandle;

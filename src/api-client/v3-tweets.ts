@@ -1,4 +1,4 @@
-/** v3 endpoints that answer tweets (pages of them, one, or a check). */
+/** v3 endpoints that answer tweets: pages of them, or one (community feeds are in v3-community.ts). */
 import { z } from 'zod';
 import type { CanonicalTweet } from './canonical.ts';
 import type { CallOptions, Execute } from './executor.ts';
@@ -8,19 +8,16 @@ import {
   cursorInput,
   dateInput,
   defined,
-  exactlyOneUser,
   handleInput,
   idOrLinkInput,
   numericIdInput,
   orderInput,
   pagedUserInput,
   queryInput,
-  userRefShape,
   validateInput,
 } from './input.ts';
 import { readOne, readPage, type Page } from './page.ts';
 import { tweetV3Reader } from './readers.ts';
-import { readCommentCheck, type CommentCheck } from './results.ts';
 
 const TWEETS = ['tweets'] as const;
 
@@ -150,36 +147,17 @@ export async function tweetInfo(execute: Execute, tweetLink: string, options?: C
   );
 }
 
-/** Up to 100 tweets; ids the service does not return (deleted, protected) are simply absent. */
+/** Up to 100 tweets, answered as `{tweets}`; ids the service does not return (deleted, protected) are absent. */
 export async function tweetInfoBulk(execute: Execute, ids: readonly string[], options?: CallOptions): Promise<Page<CanonicalTweet>> {
   const links = validateInput(bulkTweetsInput, ids, 'POST /v3/tweet-info-bulk');
   return execute(
     {
       method: 'POST',
       route: '/v3/tweet-info-bulk',
-      // v3 names the field `tweets` (v2: `tweet_links`); the service notes leave it implicit and
-      // the project's simulator, our model of the service, reads `tweets`.
-      body: { tweets: links },
+      // Production's field is `tweet_links` (as in v2). A wrong field name is not refused: the
+      // service answers an empty list, which reads as "none of these exist" (issue #10).
+      body: { tweet_links: links },
       read: (json) => readPage(json, TWEETS, tweetV3Reader),
-    },
-    options,
-  );
-}
-
-const checkInput = z
-  .object({ tweetLink: idOrLinkInput, ...userRefShape })
-  .strict()
-  .refine(exactlyOneUser, 'give exactly one of userId, username, userLink');
-export type CheckParams = z.input<typeof checkInput>;
-
-export async function checkComment(execute: Execute, params: CheckParams, options?: CallOptions): Promise<CommentCheck> {
-  const p = validateInput(checkInput, params, 'GET /v3/check-comment');
-  return execute(
-    {
-      method: 'GET',
-      route: '/v3/check-comment',
-      query: { tweet_link: p.tweetLink, user_id: p.userId, username: p.username, user_link: p.userLink },
-      read: (json) => readCommentCheck(json, tweetV3Reader),
     },
     options,
   );

@@ -1,12 +1,13 @@
-/** v3 endpoints that answer users, spaces, usage and identifier conversions. */
+/** v3 endpoints that answer pages of full v3 users. */
 import { z } from 'zod';
 import type { CanonicalUser } from './canonical.ts';
 import type { CallOptions, Execute } from './executor.ts';
+import type { QueryParams } from './http.ts';
 import {
   cursorInput,
+  defined,
   handleInput,
   idOrLinkInput,
-  linkInput,
   numericIdInput,
   pagedUserInput,
   queryInput,
@@ -15,10 +16,7 @@ import {
   validateInput,
 } from './input.ts';
 import { readOne, readPage, type Page } from './page.ts';
-import { reducedUserReader, userV3Reader } from './readers.ts';
-import { readSpace, readUsage, type KeyUsage, type Space } from './results.ts';
-import { handleAnswerSchema, idAnswerSchema } from './schemas/misc.ts';
-import { spaceIdSchema } from './schemas/space.ts';
+import { userV3Reader } from './readers.ts';
 
 const USERS = ['users'] as const;
 
@@ -41,7 +39,7 @@ export async function info(execute: Execute, user: UserRef, options?: CallOption
 function userPage(
   execute: Execute,
   route: string,
-  query: Record<string, string | undefined>,
+  query: QueryParams,
   options: CallOptions | undefined,
 ): Promise<Page<CanonicalUser>> {
   return execute({ method: 'GET', route, query, read: (json) => readPage(json, USERS, userV3Reader) }, options);
@@ -73,23 +71,12 @@ function userGraph(route: string) {
   };
 }
 
-/** Accounts the user follows, up to 200 a page. */
+/** Accounts the user follows, up to 200 a page; the request cursor is typed int64 in the reference. */
 export const follows = userGraph('/v3/follows');
+/** The user's followers, up to 200 a page; the request cursor is typed int64 in the reference. */
 export const followers = userGraph('/v3/followers');
+/** Verified followers; the request cursor is a string. */
 export const verifiedFollowers = userGraph('/v3/verified-followers');
-
-const communityInput = z.object({ communityLink: idOrLinkInput, cursor: cursorInput }).strict();
-export type CommunityParams = z.input<typeof communityInput>;
-
-export async function communityMembers(execute: Execute, params: CommunityParams, options?: CallOptions): Promise<Page<CanonicalUser>> {
-  const p = validateInput(communityInput, params, 'POST /v3/community-members');
-  const body: Record<string, string> = { community_link: p.communityLink };
-  if (p.cursor) body.next_cursor = p.cursor;
-  return execute(
-    { method: 'POST', route: '/v3/community-members', body, read: (json) => readPage(json, USERS, reducedUserReader) },
-    options,
-  );
-}
 
 const infoBatchInput = z.union([
   z.object({ usernames: z.array(handleInput).min(1).max(100) }).strict(),
@@ -107,12 +94,21 @@ export async function infoBatch(execute: Execute, params: InfoBatchParams, optio
 const tweetUsersInput = z.object({ tweetLink: idOrLinkInput, cursor: cursorInput }).strict();
 export type TweetUsersParams = z.input<typeof tweetUsersInput>;
 
-/** Accounts that retweeted a tweet. */
-export async function retweets(execute: Execute, params: TweetUsersParams, options?: CallOptions): Promise<Page<CanonicalUser>> {
-  const p = validateInput(tweetUsersInput, params, 'POST /v3/retweets');
-  const body: Record<string, string> = { tweet_link: p.tweetLink };
-  if (p.cursor) body.next_cursor = p.cursor;
-  return execute({ method: 'POST', route: '/v3/retweets', body, read: (json) => readPage(json, USERS, userV3Reader) }, options);
+/**
+ * Accounts that retweeted a tweet, newest retweet first. Production's path is `/retweeters`
+ * (the spec's `/retweets` is not in its reference).
+ */
+export async function retweeters(execute: Execute, params: TweetUsersParams, options?: CallOptions): Promise<Page<CanonicalUser>> {
+  const p = validateInput(tweetUsersInput, params, 'POST /v3/retweeters');
+  return execute(
+    {
+      method: 'POST',
+      route: '/v3/retweeters',
+      body: defined({ tweet_link: p.tweetLink, next_cursor: p.cursor }),
+      read: (json) => readPage(json, USERS, userV3Reader),
+    },
+    options,
+  );
 }
 
 const searchUsersInput = z.object({ query: queryInput, cursor: cursorInput }).strict();
@@ -120,59 +116,6 @@ export type SearchUsersParams = z.input<typeof searchUsersInput>;
 
 export async function searchUsers(execute: Execute, params: SearchUsersParams, options?: CallOptions): Promise<Page<CanonicalUser>> {
   const p = validateInput(searchUsersInput, params, 'POST /v3/search-users');
-  const body: Record<string, string> = { query: p.query };
-  if (p.cursor) body.next_cursor = p.cursor;
+  const body = defined({ query: p.query, next_cursor: p.cursor });
   return execute({ method: 'POST', route: '/v3/search-users', body, read: (json) => readPage(json, USERS, userV3Reader) }, options);
-}
-
-const placeInput = z.union([z.object({ id: spaceIdSchema }).strict(), z.object({ link: linkInput }).strict()]);
-export type PlaceParams = z.input<typeof placeInput>;
-
-export async function place(execute: Execute, params: PlaceParams, options?: CallOptions): Promise<Space> {
-  const p = validateInput(placeInput, params, 'GET /v3/place');
-  const query = 'id' in p ? { id: p.id } : { link: p.link };
-  return execute({ method: 'GET', route: '/v3/place', query, read: readSpace }, options);
-}
-
-export async function keyUsageInfo(execute: Execute, options?: CallOptions): Promise<KeyUsage> {
-  return execute({ method: 'GET', route: '/v3/key-usage-info', read: readUsage }, options);
-}
-
-export async function usernameToId(execute: Execute, handle: string, options?: CallOptions): Promise<string> {
-  const h = validateInput(handleInput, handle, 'GET /v3/username-to-id/{handle}');
-  return execute(
-    {
-      method: 'GET',
-      route: '/v3/username-to-id/{handle}',
-      path: `/v3/username-to-id/${encodeURIComponent(h)}`,
-      read: (json) => readOne(json, { schema: idAnswerSchema, normalize: (a) => a.id }),
-    },
-    options,
-  );
-}
-
-export async function idToUsername(execute: Execute, userId: string, options?: CallOptions): Promise<string> {
-  const id = validateInput(userIdInput, userId, 'GET /v3/id-to-username/{id}');
-  return execute(
-    {
-      method: 'GET',
-      route: '/v3/id-to-username/{id}',
-      path: `/v3/id-to-username/${id}`,
-      read: (json) => readOne(json, { schema: handleAnswerSchema, normalize: (handle) => handle }),
-    },
-    options,
-  );
-}
-
-export async function linkToId(execute: Execute, link: string, options?: CallOptions): Promise<string> {
-  const l = validateInput(linkInput, link, 'GET /v3/link-to-id');
-  return execute(
-    {
-      method: 'GET',
-      route: '/v3/link-to-id',
-      query: { link: l },
-      read: (json) => readOne(json, { schema: idAnswerSchema, normalize: (a) => a.id }),
-    },
-    options,
-  );
 }

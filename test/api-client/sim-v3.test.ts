@@ -65,8 +65,53 @@ describe('v3 users', () => {
     const usage = await h.client.keyUsageInfo();
     expect(usage.totalRequests).toBe(usage.keyRequests + usage.remainingRequests);
     expect(usage.keyRequests).toBeGreaterThan(0);
-    const about = (await h.client.raw('GET', '/v3/about', { query: { username: author.username } })) as { id: string };
-    expect(about.id).toBe(author.id);
+    const about = await h.client.about({ username: author.username });
+    expect(about.raw).toBeTypeOf('object');
+    expect(about.usernameChangeCount === null || about.usernameChangeCount >= 0).toBe(true);
+  });
+
+  it("the service's index: score, score changes, followers stats, top and new followers", async () => {
+    const { followed } = h.fx;
+    const user = { userId: followed.id };
+    expect(typeof (await h.client.score(user))).toBe('number');
+    const changes = await h.client.scoreChanges(user);
+    expect([typeof changes.weekDelta, typeof changes.monthDelta]).toEqual(['number', 'number']);
+    expect((await h.client.followersStats(user)).followersCount).toBeGreaterThanOrEqual(0);
+    for (const list of [await h.client.topFollowers(user), await h.client.topFollowing(user)]) {
+      expect(list.quarantined).toEqual([]);
+      expect(list.items.length).toBeLessThanOrEqual(20);
+      expect(list.items.every((x) => x.user.source === 'v3-top-follower')).toBe(true);
+    }
+    for (const list of [await h.client.newFollowers7d(user), await h.client.newFollowing7d(user)]) {
+      expect(list.quarantined).toEqual([]);
+      expect(list.items.every((x) => x.user.source === 'v3-follower')).toBe(true);
+    }
+  });
+});
+
+describe('v3 communities, checks and lookups', () => {
+  it('community feed, search inside it and the membership check', async () => {
+    const { community } = h.fx;
+    const feed = await h.client.communityTweets({ communityId: community.id, order: 'latest' });
+    expect(feed.quarantined).toEqual([]);
+    const search = await h.client.communitySearchTweets({ communityLink: community.id, query: 'a' });
+    expect(search.quarantined).toEqual([]);
+    const members = await h.client.communityMembers({ communityLink: community.id });
+    const member = members.items[0]!;
+    expect(await h.client.checkCommunityMember({ communityId: community.id, userId: member.id })).toBe(true);
+  });
+
+  it('check-follow, check-retweet, article and trends', async () => {
+    const { followed, retweet } = h.fx;
+    const followers = await h.client.followers({ userId: followed.id });
+    const follower = followers.items[0]!;
+    const f = await h.client.checkFollow({ followed: { userId: followed.id }, follower: { userId: follower.id } });
+    expect(f.follow).toBe(true);
+    const retweeters = await h.client.retweeters({ tweetLink: retweet.originalId });
+    const r = await h.client.checkRetweet({ tweetLink: retweet.originalId, userId: retweeters.items[0]!.id });
+    expect(typeof r.retweet).toBe('boolean');
+    const trends = await h.client.trends({ woeid: 1 });
+    expect(trends.quarantined).toEqual([]);
   });
 });
 
@@ -112,7 +157,7 @@ describe('v3 tweets', () => {
     expect(comments.items.some((t) => t.id === reply.id)).toBe(true);
     const quotes = await walk((cursor) => h.client.quotes({ tweetLink: quote.quotedId, ...(cursor ? { cursor } : {}) }));
     expect(quotes.items.some((t) => t.id === quote.id && t.quotedTweetId === quote.quotedId)).toBe(true);
-    const retweeters = await h.client.retweets({ tweetLink: retweet.originalId });
+    const retweeters = await h.client.retweeters({ tweetLink: retweet.originalId });
     expect(retweeters.items.length).toBeGreaterThan(0);
     const lt = await h.client.listTweets({ listId: list.id });
     expect(lt.items.length).toBeGreaterThan(0);
@@ -124,7 +169,7 @@ describe('v3 tweets', () => {
     expect(c.commented).toBe(true);
     expect(c.tweet?.inReplyToTweetId).toBe(reply.parentId);
     const q = await h.client.checkQuoted({ tweetLink: quote.quotedId, userId: quote.by.id });
-    expect(['quoted', 'retweeted']).toContain(q.status);
+    expect(['quoted', 'retweet']).toContain(q.status);
     expect(q.date).toBeInstanceOf(Date);
   });
 

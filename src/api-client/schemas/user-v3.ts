@@ -1,6 +1,10 @@
-/** v3 user profile and the reduced user of community members (service-spec "User (newer version)"). */
+/**
+ * v3 user shapes (service-production.md "Item schemas"): the full User, the CommunityUser of
+ * community-members, the Follower of new-followers-7d / new-following-7d (User without `location`,
+ * plus camelCase `followerDate`) and the TopFollower of top-followers / top-following.
+ */
 import { z } from 'zod';
-import { boolSchema, countSchema, idSchema, nullableArray, optionalTimestampSchema, textSchema } from './common.ts';
+import { boolSchema, countSchema, idSchema, nullableArray, numberSchema, optionalTimestampSchema, textSchema } from './common.ts';
 
 export const userV3Schema = z
   .object({
@@ -38,3 +42,26 @@ export const reducedUserSchema = z
   });
 
 export type ReducedUser = z.infer<typeof reducedUserSchema>;
+
+export const followerV3Schema = userV3Schema.omit({ location: true }).extend({ followerDate: optionalTimestampSchema });
+
+export type FollowerV3 = z.infer<typeof followerV3Schema>;
+
+export const topFollowerSchema = z.object({
+  id: idSchema,
+  username: textSchema,
+  display_name: textSchema,
+  description: textSchema,
+  created_at: optionalTimestampSchema,
+  profile_image_url: textSchema,
+  profile_background_image_url: textSchema,
+  followers_count: countSchema,
+  followings_count: countSchema,
+  tweets_count: countSchema,
+  can_dm: boolSchema,
+  protected: boolSchema,
+  verified: boolSchema,
+  score: numberSchema,
+});
+
+export type TopFollower = z.infer<typeof topFollowerSchema>;
