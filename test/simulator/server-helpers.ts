@@ -46,7 +46,14 @@ export function fixtureWorld(): World {
     tweets,
     follows,
     lists: [{ id: '1700000000000000001', owner: 'alice', members: ['alice', 'bob', ...handles(43)], followers: handles(30) }],
-    communities: [{ id: '1700000000000000002', members: ['alice', 'carol', ...handles(41)] }],
+    // the feed: every alice post, the media tweet, carol's (protected: never served) and u003's reply
+    communities: [
+      {
+        id: '1700000000000000002',
+        members: ['alice', 'carol', ...handles(41)],
+        tweets: [...Array.from({ length: 45 }, (_, k) => k), FX.carolTweet, FX.mediaTweet, 52],
+      },
+    ],
     spaces: [{ creator: 'alice', speakers: ['bob'], listeners: handles(3) }],
   });
 }
