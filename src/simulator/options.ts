@@ -171,6 +171,8 @@ export interface SimulatorControl {
 export interface RunningSimulator {
   /** e.g. http://127.0.0.1:54321 (no version segment). */
   url: string;
+  /** The profile it started with (quirks may since have been changed). */
+  profile: SimulatorProfile;
   world: World;
   control: SimulatorControl;
   close(): Promise<void>;

@@ -14,6 +14,7 @@ import { SimHttpError, badRequest, isLoopback, readBody, sendJson } from './http
 import { KeyStore } from './keys.ts';
 import type { World } from './model.ts';
 import {
+  DEFAULT_PROFILE,
   quirksFor,
   type Quirks,
   type RequestLogEntry,
@@ -207,6 +208,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
 
   return {
     url,
+    profile: options.profile ?? DEFAULT_PROFILE,
     world,
     control,
     close: () =>
