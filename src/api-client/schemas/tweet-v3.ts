@@ -1,11 +1,12 @@
 /**
- * v3 tweet (service-spec "Tweet (newer version)"). Unknown fields are dropped from the parsed
- * object (zod's default): the readers keep the item exactly as it came as `raw`, which is what is
- * stored, and a closed object parses markedly faster (bench/cpu.ts) on the hottest path.
- * The spec does not show the shape of quoted_status / retweeted_status ("an unresolved
- * placeholder"), so they are not validated here: normalize.ts reads one as a full tweet when it
- * is one, keeps only its id when that is valid, and otherwise drops the embedded part, never the
- * tweet that carries it.
+ * v3 Tweet (service-production.md "Item schemas"; the real page adds `made_with_ai` and
+ * `paid_partnership`). Unknown fields are dropped from the parsed object (zod's default): the
+ * readers keep the item exactly as it came as `raw`, which is what is stored, and a closed object
+ * parses markedly faster (bench/cpu.ts) on the hottest path.
+ * quoted_status / retweeted_status are full v3 Tweets in production but a placeholder in the
+ * spec, so they are not validated here: normalize.ts reads one as a full tweet when it is one
+ * (down to MAX_EMBEDDED_DEPTH), keeps only its id when that is valid, and otherwise drops the
+ * embedded part, never the tweet that carries it.
  */
 import { z } from 'zod';
 import {

@@ -1,8 +1,13 @@
 /** Usage record (/v3/key-usage-info). */
 import { z } from 'zod';
-import { optionalTimestampSchema } from './common.ts';
+import { countSchema, optionalTimestampSchema } from './common.ts';
 
-const requestCount = z.union([z.number().int(), z.string().regex(/^\d+$/).transform(Number)]);
+/**
+ * Production describes `key_requests` as this period's allotment and `total_requests` as the requests
+ * used over all periods (the spec reads them the other way round); only `remaining_requests` and
+ * `valid_until` mean the same in both, and only they steer the limiter.
+ */
+const requestCount = countSchema.pipe(z.number());
 
 export const usageSchema = z
   .object({
