@@ -2,7 +2,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { AttemptRecord } from '../src/api-client/index.ts';
 import { HarvestMetrics, startMetricsServer, type MetricSources, type MetricsServer } from '../src/jobs/metrics.ts';
 import type { KeyState } from '../src/jobs/limiter/index.ts';
-import { createJob, createSlices, setJobStatus, setSliceStatus } from '../src/store/jobs.ts';
+import { createJob, createSlices } from '../src/store/jobs.ts';
+import { setJobStatus, setSliceStatus } from './helpers/store-rows.ts';
 import { jobCountsByStatus, oldestRunnableSliceAgeSeconds } from '../src/store/metrics-queries.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
 

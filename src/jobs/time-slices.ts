@@ -4,8 +4,9 @@
  * `since_id:` (exclusive) and `max_id:` (inclusive) at millisecond precision, with no gap and no
  * overlap between neighbours.
  */
+import { TWITTER_EPOCH_MS as EPOCH_MS } from '../store/snowflake.ts';
 
-const TWITTER_EPOCH_MS = 1288834974657n;
+const TWITTER_EPOCH_MS = BigInt(EPOCH_MS);
 
 /** The smallest tweet id created at or after `ms`. */
 export function firstIdAtMs(ms: number): bigint {

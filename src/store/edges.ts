@@ -4,14 +4,10 @@
  */
 import type { Queryable } from './db.ts';
 import { compareIds } from './page-rows.ts';
-
-export type EdgeKind = 'list_member' | 'list_follower' | 'community_member' | 'follows' | 'followers';
+import type { EdgeKind } from './states.ts';
 
 export interface EdgeBatch {
-  /**
-   * list_member / list_follower: owner is the list; community_member: the community;
-   * follows: the owner follows each user; followers: each user follows the owner.
-   */
+  /** Who the owner is for each kind: see EdgeKind in states.ts. */
   kind: EdgeKind;
   ownerId: string;
   userIds: string[];

@@ -4,24 +4,24 @@
  */
 import type { Pool, Queryable } from './db.ts';
 import { withTransaction } from './db.ts';
-import type { JobStatus } from './job-runtime.ts';
+import { isLiveJobStatus, JobStatus, LIVE_JOB_STATUSES, type JobPriority } from './states.ts';
 
 export interface RunnableSlice {
   jobId: string;
   sliceId: string;
-  priority: 'watch' | 'backfill';
+  priority: JobPriority;
 }
 
 /** Every slice that should be in the queue (Postgres is the record; Redis may have lost it). */
 export async function runnableSlices(db: Queryable, jobId?: string): Promise<RunnableSlice[]> {
-  const { rows } = await db.query<{ job_id: string; id: string; priority: 'watch' | 'backfill' }>(
+  const { rows } = await db.query<{ job_id: string; id: string; priority: JobPriority }>(
     `SELECT s.job_id::text, s.id::text, j.priority
        FROM job_slices s JOIN jobs j ON j.id = s.job_id
       WHERE s.status IN ('pending', 'running')
-        AND j.status IN ('queued', 'running', 'paused_quota', 'scheduled')
+        AND j.status = ANY($2::text[])
         AND ($1::bigint IS NULL OR j.id = $1::bigint)
       ORDER BY s.id`,
-    [jobId ?? null],
+    [jobId ?? null, LIVE_JOB_STATUSES],
   );
   return rows.map((r) => ({ jobId: r.job_id, sliceId: r.id, priority: r.priority }));
 }
@@ -30,7 +30,8 @@ export async function runnableSlices(db: Queryable, jobId?: string): Promise<Run
 export async function jobBudgets(db: Queryable): Promise<Array<{ jobId: string; remaining: number }>> {
   const { rows } = await db.query<{ id: string; remaining: string }>(
     `SELECT id::text, GREATEST(max_requests - requests_spent, 0)::text AS remaining FROM jobs
-      WHERE max_requests IS NOT NULL AND status IN ('queued', 'running', 'paused_quota', 'scheduled')`,
+      WHERE max_requests IS NOT NULL AND status = ANY($1::text[])`,
+    [LIVE_JOB_STATUSES],
   );
   return rows.map((r) => ({ jobId: r.id, remaining: Number(r.remaining) }));
 }
@@ -40,20 +41,20 @@ export async function setJobControl(
   pool: Pool,
   jobId: string,
   action: 'pause' | 'resume' | 'cancel',
-): Promise<{ status: JobStatus; priority: 'watch' | 'backfill'; watch: boolean } | null> {
+): Promise<{ status: JobStatus; priority: JobPriority; watch: boolean } | null> {
   return withTransaction(pool, async (client) => {
-    const { rows } = await client.query<{ status: JobStatus; priority: 'watch' | 'backfill'; every: number | null; is_watch: boolean }>(
+    const { rows } = await client.query<{ status: JobStatus; priority: JobPriority; every: number | null; is_watch: boolean }>(
       `SELECT j.status, j.priority, w.every_seconds AS every, (w.job_id IS NOT NULL) AS is_watch
          FROM jobs j LEFT JOIN watches w ON w.job_id = j.id WHERE j.id = $1::bigint FOR UPDATE OF j`,
       [jobId],
     );
     const r = rows[0];
     if (!r) return null;
-    const live = ['queued', 'running', 'paused_quota', 'scheduled'];
+    const live = isLiveJobStatus(r.status);
     let next: JobStatus | null = null;
-    if (action === 'pause' && live.includes(r.status)) next = 'paused';
-    if (action === 'resume' && r.status === 'paused') next = r.every !== null ? 'scheduled' : 'queued';
-    if (action === 'cancel' && (live.includes(r.status) || r.status === 'paused')) next = 'cancelled';
+    if (action === 'pause' && live) next = JobStatus.PAUSED;
+    if (action === 'resume' && r.status === JobStatus.PAUSED) next = r.every !== null ? JobStatus.SCHEDULED : JobStatus.QUEUED;
+    if (action === 'cancel' && (live || r.status === JobStatus.PAUSED)) next = JobStatus.CANCELLED;
     if (next === null) return null;
     await client.query(
       `UPDATE jobs SET status = $2, updated_at = now(), finished_at = CASE WHEN $2 = 'cancelled' THEN now() ELSE finished_at END

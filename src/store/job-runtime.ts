@@ -6,12 +6,8 @@
  */
 import type { Pool, PoolClient, Queryable } from './db.ts';
 import { withTransaction } from './db.ts';
+import { isLiveJobStatus, type JobPriority, type JobStatus, type SliceStatus } from './states.ts';
 import { finishWatchPass } from './watches.ts';
-
-export type JobStatus = 'queued' | 'running' | 'paused' | 'paused_quota' | 'scheduled' | 'completed' | 'failed' | 'cancelled';
-export type SliceStatus = 'pending' | 'running' | 'done' | 'failed' | 'split' | 'cancelled';
-
-export const ACTIVE_JOB_STATUSES: readonly JobStatus[] = ['queued', 'running', 'paused_quota', 'scheduled'];
 
 export interface SliceForRun {
   id: string;
@@ -23,7 +19,7 @@ export interface SliceForRun {
   recentCursors: string[];
   pages: number;
   emptyPages: number;
-  job: { kind: string; status: JobStatus; priority: 'watch' | 'backfill'; params: unknown; tweets: number };
+  job: { kind: string; status: JobStatus; priority: JobPriority; params: unknown; tweets: number };
 }
 
 interface SliceRow {
@@ -38,7 +34,7 @@ interface SliceRow {
   empty_pages: number;
   job_kind: string;
   job_status: JobStatus;
-  priority: 'watch' | 'backfill';
+  priority: JobPriority;
   job_params: unknown;
   job_tweets: string;
 }
@@ -107,7 +103,7 @@ async function rollUp(client: PoolClient, jobId: string): Promise<JobStatus> {
   );
   const r = rows[0];
   if (!r) return 'failed';
-  if (Number(r.active) > 0 || !['queued', 'running', 'paused_quota', 'scheduled'].includes(r.status)) return r.status;
+  if (Number(r.active) > 0 || !isLiveJobStatus(r.status)) return r.status;
   let next: JobStatus;
   if (r.every !== null) next = 'scheduled';
   else next = Number(r.failed) > 0 ? 'failed' : 'completed';

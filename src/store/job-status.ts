@@ -3,6 +3,8 @@
  * its date range already covered, for an ETA), and the service's recent response time.
  */
 import type { Queryable } from './db.ts';
+import type { JobRow } from './jobs.ts';
+import { TWITTER_EPOCH_MS } from './snowflake.ts';
 
 /** Median response time of the last 200 requests, or null when there are none yet. */
 export async function recentLatencyMs(db: Queryable): Promise<number | null> {
@@ -22,29 +24,16 @@ export interface SliceSummary {
   cancelled: number;
 }
 
-export interface JobSnapshot {
-  id: string;
-  kind: string;
+type JobFields = 'id' | 'kind' | 'params' | 'pages' | 'tweets' | 'users' | 'maxRequests' | 'note' | 'errorCode' | 'errorMessage' | 'createdAt' | 'startedAt' | 'finishedAt';
+
+export interface JobSnapshot extends Pick<JobRow, JobFields> {
   status: string;
-  params: unknown;
-  pages: number;
-  tweets: number;
-  users: number;
   requests: number;
-  maxRequests: number | null;
-  note: string | null;
-  errorCode: string | null;
-  errorMessage: string | null;
-  createdAt: Date;
-  startedAt: Date | null;
-  finishedAt: Date | null;
   slices: SliceSummary;
   /** Share of the job's known range already walked (search with --since), else null. */
   fractionDone: number | null;
   watch: { everySeconds: number | null; passes: number; nextDueAt: Date | null; lastPassNew: number | null; watermarkId: string | null } | null;
 }
-
-const TWITTER_EPOCH_MS = 1288834974657;
 
 interface Row {
   id: string;

@@ -35,7 +35,8 @@ export async function readMigrations(dir = MIGRATIONS_DIR): Promise<MigrationFil
   );
 }
 
-function quoteIdent(name: string): string {
+/** A Postgres identifier, double-quoted and escaped: the only thing ever interpolated into SQL. */
+export function quoteIdent(name: string): string {
   return `"${name.replace(/"/g, '""')}"`;
 }
 

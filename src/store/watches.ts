@@ -4,7 +4,7 @@
  */
 import type { Pool, Queryable } from './db.ts';
 import { withTransaction } from './db.ts';
-import type { JobStatus } from './job-runtime.ts';
+import { isLiveJobStatus, LIVE_JOB_STATUSES, type JobStatus } from './states.ts';
 
 export interface WatchRow {
   jobId: string;
@@ -49,20 +49,6 @@ export async function createWatch(
   );
 }
 
-export async function getWatch(db: Queryable, jobId: string): Promise<WatchRow | null> {
-  const { rows } = await db.query<Record<string, unknown>>(`SELECT ${COLUMNS} FROM watches WHERE job_id = $1::bigint`, [jobId]);
-  return rows[0] ? toWatch(rows[0]) : null;
-}
-
-/** Enabled watches whose next pass is due at `now`, earliest first. */
-export async function listDueWatches(db: Queryable, now: Date = new Date()): Promise<WatchRow[]> {
-  const { rows } = await db.query<Record<string, unknown>>(
-    `SELECT ${COLUMNS} FROM watches WHERE enabled AND next_due_at <= $1 ORDER BY next_due_at`,
-    [now.toISOString()],
-  );
-  return rows.map(toWatch);
-}
-
 /**
  * Records a finished pass: moves the watermark forward only, schedules the next pass (or none).
  * Idempotent per pass number, so recording the same pass twice (a roll-up re-run after a crash)
@@ -85,10 +71,6 @@ export async function finishWatchPass(
     [jobId, pass.highWatermarkId, (pass.finishedAt ?? new Date()).toISOString(), pass.newCount, pass.pass],
   );
   return rows[0] ? toWatch(rows[0]) : null;
-}
-
-export async function setWatchEnabled(db: Queryable, jobId: string, enabled: boolean): Promise<void> {
-  await db.query(`UPDATE watches SET enabled = $2 WHERE job_id = $1::bigint`, [jobId, enabled]);
 }
 
 export interface WatchForPass {
@@ -136,7 +118,7 @@ export async function startWatchPass(
       [jobId],
     );
     const r = rows[0];
-    if (!r || !r.enabled || !['scheduled', 'running', 'queued', 'paused_quota'].includes(r.status)) return null;
+    if (!r || !r.enabled || !isLiveJobStatus(r.status)) return null;
     if (r.active) return { sliceId: r.active, started: false };
     const slice = makeSlice({
       jobId,
@@ -175,9 +157,9 @@ export async function scheduledWatches(db: Queryable, jobId?: string): Promise<S
   const { rows } = await db.query<{ job_id: string; every_seconds: number }>(
     `SELECT w.job_id::text, w.every_seconds FROM watches w JOIN jobs j ON j.id = w.job_id
       WHERE w.enabled AND w.every_seconds IS NOT NULL
-        AND j.status IN ('queued', 'running', 'paused_quota', 'scheduled')
+        AND j.status = ANY($2::text[])
         AND ($1::bigint IS NULL OR j.id = $1::bigint)`,
-    [jobId ?? null],
+    [jobId ?? null, LIVE_JOB_STATUSES],
   );
   return rows.map((r) => ({ jobId: r.job_id, everySeconds: r.every_seconds }));
 }

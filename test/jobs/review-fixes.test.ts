@@ -11,8 +11,8 @@ import { keyFingerprint } from '../../src/key-fingerprint.ts';
 import { commitPage } from '../../src/store/commit-page.ts';
 import { finishSlice } from '../../src/store/job-runtime.ts';
 import { jobSnapshot } from '../../src/store/job-status.ts';
-import { getWatch } from '../../src/store/watches.ts';
 import { jobTweetIds, startHarness, type Harness } from '../helpers/harness.ts';
+import { getWatch } from '../helpers/store-rows.ts';
 import { expectedSearchIds } from './ground-truth.ts';
 
 describe('runner edge cases', () => {

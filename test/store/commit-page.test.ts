@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commitPage, type PageCommit } from '../../src/store/commit-page.ts';
 import { StaleSliceError } from '../../src/store/errors.ts';
-import { createJob, createSlices, getJob, getSlice } from '../../src/store/jobs.ts';
+import { createJob, createSlices, getJob } from '../../src/store/jobs.ts';
+import { getSlice } from '../helpers/store-rows.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 import { makeTweet, makeUser } from './fixtures.ts';
 

@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createJob, createSlices, getJob, getSlice, listJobs, listSlices, recordRequests, setJobStatus, setSliceStatus,
-} from '../../src/store/jobs.ts';
-import { createWatch, finishWatchPass, getWatch, listDueWatches, setWatchEnabled } from '../../src/store/watches.ts';
+import { createJob, createSlices, getJob, recordRequests } from '../../src/store/jobs.ts';
+import { createWatch, finishWatchPass } from '../../src/store/watches.ts';
 import { withTransaction } from '../../src/store/db.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
+import {
+  getSlice, getWatch, listDueWatches, listJobs, listSlices, setJobStatus, setSliceStatus, setWatchEnabled,
+} from '../helpers/store-rows.ts';
 
 let db: TestDatabase;
 beforeAll(async () => {

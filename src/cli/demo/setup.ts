@@ -7,17 +7,13 @@ import { loadConfig, type Config } from '../../config.ts';
 import type { Logger } from '../../logger.ts';
 import { deletePrefixKeys } from '../../jobs/redis-keys.ts';
 import { openServices, type Services } from '../../jobs/services.ts';
-import { migrate } from '../../store/migrate.ts';
+import { migrate, quoteIdent } from '../../store/migrate.ts';
 import { withDatabase, type DemoOptions } from './options.ts';
 
 export interface DemoTargets {
   /** DATABASE_URL of the user's environment: only its server and credentials are used. */
   databaseUrl: string;
   redisUrl: string;
-}
-
-function quoteIdent(name: string): string {
-  return `"${name.replace(/"/g, '""')}"`;
 }
 
 export function demoConfig(targets: DemoTargets, options: DemoOptions, simulatorUrl: string, databaseName = options.database): Config {
