@@ -26,7 +26,7 @@ const [A, B] = apiKeys('key-a', 'key-b');
 
 /** A fast gate so quota tests are not slowed by the rate. */
 function gateWith(options: Partial<RedisGateOptions> = {}) {
-  return createRedisGate({ redis, prefix, keys: [ONE!], ratePerKey: 1000, watchReserve: 0, ...options });
+  return createRedisGate({ redis, prefix, keyNamespace: prefix, keys: [ONE!], ratePerKey: 1000, watchReserve: 0, ...options });
 }
 
 async function rejection(promise: Promise<unknown>): Promise<unknown> {
@@ -138,19 +138,47 @@ describe('RedisGate quota', () => {
 });
 
 describe('RedisGate reports', () => {
-  it('cools a key after 429 until the next whole second plus headroom', async () => {
+  it('cools a key after 429 for a full second from now plus headroom, not to the next whole second', async () => {
     const gate = gateWith({ headroomMs: 25 });
     const grant = await gate.acquire();
     const before = await redisNowMs(redis);
     await gate.report(grant, { status: 429 });
     const next = await gate.acquire();
-    expect(next.slotAt).toBeGreaterThanOrEqual((Math.floor(before / 1000) + 1) * 1000 + 25);
-    expect(next.slotAt).toBeLessThan((Math.floor(before / 1000) + 2) * 1000 + 25);
+    // The next whole second plus 25 ms is at most before + 1025 and almost always sooner.
+    expect(next.slotAt).toBeGreaterThanOrEqual(before + 1025);
+    expect(next.slotAt).toBeLessThan(before + 1025 + 200);
     expect((await gate.keyStates())[0]).toMatchObject({ rateLimited: 1, parkedUntil: null, disabled: false });
   });
 
+  it('widens the headroom while 429s keep coming, up to the cap, and narrows it after clean answers', async () => {
+    const gate = gateWith({ headroomMs: 25, headroomCapMs: 100 });
+    const coolAfter429 = async (): Promise<number> => {
+      const grant = await gate.acquire();
+      const before = await redisNowMs(redis);
+      await gate.report(grant, { status: 429 });
+      const [state] = await redis.hmget(`${prefix}:key:${ONE!.fingerprint}`, 'coolUntil');
+      await redis.hdel(`${prefix}:key:${ONE!.fingerprint}`, 'coolUntil', 'tat');
+      return Number(state) / 1000 - before;
+    };
+    const cools: number[] = [];
+    for (let i = 0; i < 4; i++) cools.push(await coolAfter429());
+    // 25, 50, 100, then capped at 100 ms past the full second (a few ms for the round trip).
+    expect(cools[0]).toBeGreaterThanOrEqual(1025);
+    expect(cools[1]).toBeGreaterThanOrEqual(1050);
+    expect(cools[2]).toBeGreaterThanOrEqual(1100);
+    expect(cools[3]).toBeGreaterThanOrEqual(1100);
+    expect(cools[3]).toBeLessThan(1150);
+    // While struck, the key's grants are spaced by the wider headroom too: (1000 + 100) / 1000 ms.
+    const a = await gate.acquire();
+    const b = await gate.acquire();
+    expect(b.slotAt - a.slotAt).toBeGreaterThanOrEqual(1.1 - 0.001);
+    // Clean answers take the strikes away one by one: back to 25 ms after enough of them.
+    for (let i = 0; i < 3; i++) await gate.report(await gate.acquire(), { status: 200 });
+    expect(await coolAfter429()).toBeLessThan(1050);
+  });
+
   it('parks a key on 403 (grants move to the other key) and rechecks it later', async () => {
-    const gate = createRedisGate({ redis, prefix, keys: [A!, B!], ratePerKey: 1000, watchReserve: 0, recheckMs: 300 });
+    const gate = createRedisGate({ redis, prefix, keyNamespace: prefix, keys: [A!, B!], ratePerKey: 1000, watchReserve: 0, recheckMs: 300 });
     await gate.report({ key: A!.key, fingerprint: A!.fingerprint }, { status: 403 });
     for (let i = 0; i < 5; i++) expect((await gate.acquire()).fingerprint).toBe(B!.fingerprint);
     const states = await gate.keyStates();

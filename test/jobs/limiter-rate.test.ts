@@ -97,7 +97,7 @@ describe('RedisGate rate', () => {
 
   it('pools several keys to the sum of their rates', async () => {
     const keys = apiKeys('pool-a', 'pool-b');
-    const gate = createRedisGate({ redis, prefix, keys, ratePerKey: 20, watchReserve: 0 });
+    const gate = createRedisGate({ redis, prefix, keyNamespace: prefix, keys, ratePerKey: 20, watchReserve: 0 });
     const slots = await saturate((signal) => gate.acquire({ signal }), 6, 1500);
     const all = [...slots.values()].flat();
     for (const key of keys) {
@@ -110,7 +110,7 @@ describe('RedisGate rate', () => {
   });
 
   it('spaces one key\'s grants at least (1000 + headroom) / rate apart, for a rate that does not divide evenly', async () => {
-    const gate = createRedisGate({ redis, prefix, keys: apiKeys('odd-rate'), ratePerKey: 13, watchReserve: 0, headroomMs: 25 });
+    const gate = createRedisGate({ redis, prefix, keyNamespace: prefix, keys: apiKeys('odd-rate'), ratePerKey: 13, watchReserve: 0, headroomMs: 25 });
     const slots = [...(await saturate((signal) => gate.acquire({ signal }), 4, 1200)).values()].flat().sort((a, b) => a - b);
     const gaps = slots.slice(1).map((t, i) => t - (slots[i] as number));
     expect(Math.min(...gaps)).toBeGreaterThanOrEqual(1025 / 13);
@@ -119,7 +119,7 @@ describe('RedisGate rate', () => {
   });
 
   it('lets a watch through within about one token interval while backfills saturate the key', async () => {
-    const gate = createRedisGate({ redis, prefix, keys: apiKeys('busy'), ratePerKey: 20, watchReserve: 0 });
+    const gate = createRedisGate({ redis, prefix, keyNamespace: prefix, keys: apiKeys('busy'), ratePerKey: 20, watchReserve: 0 });
     const controller = new AbortController();
     let backfills = 0;
     const loops = Array.from({ length: 4 }, async () => {

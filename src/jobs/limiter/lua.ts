@@ -5,12 +5,16 @@
  * sum is exact in Lua's doubles; fractional milliseconds at that size are not), written with
  * '%.0f' because Lua's tostring ('%.14g') would drop digits.
  *
- * Per key (by fingerprint only; the key itself never reaches Redis):
- *   <prefix>:key:<fp>   hash: tat (next free slot, GCRA), coolUntil (429), parkedUntil + reason
- *                       (403/402/exhausted → 'quota'), disabled + reason 'auth' (401),
- *                       validUntil (from the usage call), granted, rateLimited (counters)
- *   <prefix>:quota:<fp> remaining quota units; absent = unknown (granted, but should be synced)
- * Shared: <prefix>:watch-waiting (zset waiter → expiry), <prefix>:budget:<jobId> (remaining).
+ * Per key, by fingerprint only (the key itself never reaches Redis), in ONE namespace `<ns>` that
+ * every deployment on this Redis shares whatever its HARVEST_REDIS_PREFIX (the service counts a
+ * key's requests, not ours, so two deployments using one key must share its rate):
+ *   <ns>:key:<fp>   hash: tat (next free slot, GCRA), coolUntil (429), strikes (consecutive
+ *                   429s), parkedUntil + reason (403/402/exhausted → 'quota'), disabled + reason
+ *                   'auth' (401), validUntil (from the usage call), granted, rateLimited (counters)
+ *   <ns>:quota:<fp> remaining quota units; absent = unknown (synced before backfills use it)
+ * Per deployment (<prefix>): watch-waiting (zset waiter → expiry), budget:<jobId> (remaining),
+ * epoch (written by reconcile: its absence means Redis lost the schedule).
+ * Every key a script touches is passed in KEYS (Redis Cluster would need hash tags, nothing more).
  */
 
 const PRELUDE = `
@@ -22,51 +26,82 @@ local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 /**
  * Rate is GCRA without burst: a key's grants are at least `interval` = (1000 + headroom) / rate ms
  * apart, so no span of 1000 + headroom ms holds more than `rate` of them, wherever the service's
- * window starts (the caller rounds the interval up to a whole microsecond). A slot may be
- * reserved up to `lookahead` ahead (the caller sleeps until it):
- * that keeps slots back to back under load instead of losing the wake-up latency on every grant,
- * and bounds how long a newly waiting watch can be kept behind backfills (interval + lookahead).
+ * window starts (intervals are rounded up to a whole microsecond). The headroom doubles with each
+ * consecutive 429 on the key (`strikes`, capped) and shrinks back after clean answers (REPORT_LUA),
+ * so a key the service keeps refusing is spaced wider until it stops. A slot may be reserved up to
+ * `lookahead` ahead (the caller sleeps until it): that keeps slots back to back under load instead
+ * of losing the wake-up latency on every grant, and bounds how long a newly waiting watch can be
+ * kept behind backfills (interval + lookahead).
  *
- * KEYS: watch-waiting, budget, then (state hash, quota) per key.
- * ARGV: mode ('watch' | 'backfill' | 'sync'), waiter id, interval µs, lookahead µs, reserve,
- *       has budget ('1'/'0'), waiter ttl µs, recheck µs, then one fingerprint per key.
+ * Fail closed (ARCHITECTURE invariant 3): with `check epoch`, a grant needs the deployment's epoch
+ * key, which only a reconcile from Postgres writes, so a Redis that lost its keys (FLUSHDB, a
+ * failover to an empty replica) grants nothing to a job until it has been reconciled; with
+ * `budget expected` a grant needs the job's budget key. Either missing answers {'lost', what}.
+ *
+ * KEYS: watch-waiting, budget, epoch, then (state hash, quota) per key.
+ * ARGV: mode ('watch' | 'backfill' | 'sync'), waiter id, rate per key, base headroom µs, headroom
+ *       cap µs, lookahead µs, reserve, budget ('0' none, '1' when present, '2' expected), check
+ *       epoch ('1'/'0'), waiter ttl µs, recheck µs, state ttl ms, then one fingerprint per key.
  * Reply: {'ok', fp, delayUs, grantedBefore, quotaUnknown, slotAtUs} | {'wait', us} |
- *        {'exhausted', retryAtUs or ''} | {'budget'}
+ *        {'exhausted', retryAtUs or ''} | {'budget'} | {'lost', 'epoch' | 'budget'} |
+ *        {'unknown', fp...} (backfill with a reserve, and every usable key's quota unknown)
  */
 export const ACQUIRE_LUA = `${PRELUDE}
 local mode = ARGV[1]
 local waiter = ARGV[2]
-local interval = tonumber(ARGV[3])
-local lookahead = tonumber(ARGV[4])
-local reserve = tonumber(ARGV[5])
-local hasBudget = ARGV[6] == '1'
-local waiterTtl = tonumber(ARGV[7])
-local recheck = tonumber(ARGV[8])
-local n = #ARGV - 8
+local rate = tonumber(ARGV[3])
+local headroom = tonumber(ARGV[4])
+local headroomCap = tonumber(ARGV[5])
+local lookahead = tonumber(ARGV[6])
+local reserve = tonumber(ARGV[7])
+local budgetMode = ARGV[8]
+local checkEpoch = ARGV[9] == '1'
+local waiterTtl = tonumber(ARGV[10])
+local recheck = tonumber(ARGV[11])
+local stateTtl = tonumber(ARGV[12])
+local n = #ARGV - 12
 
 local function leave()
   if mode == 'watch' then redis.call('ZREM', KEYS[1], waiter) end
 end
 
+if checkEpoch and redis.call('EXISTS', KEYS[3]) == 0 then
+  leave()
+  return {'lost', 'epoch'}
+end
+
 local budget = nil
-if hasBudget then
+if budgetMode ~= '0' then
   budget = tonumber(redis.call('GET', KEYS[2]) or '')
+  if not budget and budgetMode == '2' then
+    leave()
+    return {'lost', 'budget'}
+  end
   if budget and budget <= 0 then
     leave()
     return {'budget'}
   end
 end
 
--- Backfills leave the last 'reserve' units of each key to watches.
+local function intervalOf(strikes)
+  local hr = headroom * (2 ^ math.min(strikes, 30))
+  if hr > headroomCap then hr = math.max(headroomCap, headroom) end
+  return math.ceil((1000000 + hr) / rate)
+end
+
+-- Backfills leave the last 'reserve' units of each key to watches; while a key's quota is
+-- unknown (before the first sync, after a park or a Redis loss) they cannot tell, so they wait
+-- for a sync instead of eating into the reserve.
 local floor = 0
 if mode == 'backfill' then floor = reserve end
 
-local bestIdx, bestSlot, earliest, retryAt = nil, nil, nil, nil
+local bestIdx, bestSlot, bestInterval, earliest, retryAt = nil, nil, nil, nil, nil
 local live = false
+local unknownKeys = {}
 for i = 1, n do
-  local h = KEYS[1 + 2 * i]
-  local q = KEYS[2 + 2 * i]
-  local st = redis.call('HMGET', h, 'tat', 'parkedUntil', 'disabled', 'reason', 'coolUntil', 'validUntil')
+  local h = KEYS[2 + 2 * i]
+  local q = KEYS[3 + 2 * i]
+  local st = redis.call('HMGET', h, 'tat', 'parkedUntil', 'disabled', 'reason', 'coolUntil', 'validUntil', 'strikes')
   if st[3] ~= '1' then
     local parked = tonumber(st[2] or '')
     if parked and parked <= now then
@@ -86,12 +121,15 @@ for i = 1, n do
         local at = now + recheck
         if vu and vu > now and vu < at then at = vu end
         if not retryAt or at < retryAt then retryAt = at end
+      elseif mode == 'backfill' and floor > 0 and not quota then
+        unknownKeys[#unknownKeys + 1] = ARGV[12 + i]
       else
         live = true
         local slot = math.max(tonumber(st[1] or '') or 0, tonumber(st[5] or '') or 0, now)
         if slot - now <= lookahead and (not bestSlot or slot < bestSlot) then
           bestIdx = i
           bestSlot = slot
+          bestInterval = intervalOf(tonumber(st[7] or '') or 0)
         end
         local opens = slot - lookahead
         if not earliest or opens < earliest then earliest = opens end
@@ -102,6 +140,10 @@ end
 
 if not live then
   leave()
+  if #unknownKeys > 0 then
+    table.insert(unknownKeys, 1, 'unknown')
+    return unknownKeys
+  end
   if retryAt then return {'exhausted', fmt(retryAt)} end
   return {'exhausted', ''}
 end
@@ -109,7 +151,7 @@ end
 if mode == 'backfill' then
   redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. fmt(now))
   if redis.call('ZCARD', KEYS[1]) > 0 then
-    return {'wait', fmt(math.max(earliest - now, interval / 2))}
+    return {'wait', fmt(math.max(earliest - now, lookahead))}
   end
 end
 
@@ -122,15 +164,18 @@ if not bestIdx then
 end
 
 leave()
-local h = KEYS[1 + 2 * bestIdx]
-local q = KEYS[2 + 2 * bestIdx]
-redis.call('HSET', h, 'tat', fmt(bestSlot + interval))
+local h = KEYS[2 + 2 * bestIdx]
+local q = KEYS[3 + 2 * bestIdx]
+redis.call('HSET', h, 'tat', fmt(bestSlot + bestInterval))
+-- Key state is shared by every deployment on this Redis and outlives none of them for long.
+redis.call('PEXPIRE', h, stateTtl)
 local grantedBefore = redis.call('HINCRBY', h, 'granted', 1) - 1
 local unknown = 1
 local left = tonumber(redis.call('GET', q) or '')
 if left then
   unknown = 0
   if left > 0 then left = redis.call('DECR', q) end
+  redis.call('PEXPIRE', q, stateTtl)
   if left <= 0 then
     local vu = tonumber(redis.call('HGET', h, 'validUntil') or '')
     local untilMs = now + recheck
@@ -139,21 +184,29 @@ if left then
   end
 end
 if budget then redis.call('DECR', KEYS[2]) end
-return {'ok', ARGV[8 + bestIdx], fmt(bestSlot - now), grantedBefore, unknown, fmt(bestSlot)}
+return {'ok', ARGV[12 + bestIdx], fmt(bestSlot - now), grantedBefore, unknown, fmt(bestSlot)}
 `;
 
 /**
- * KEYS: state hash, quota. ARGV: status, headroom µs, recheck µs.
- * 429: no grant until the next whole second plus headroom (the service's window is fixed and
- * one second long). 403/402: quota 0, parked until the earlier of validUntil and a recheck (an
- * account can be topped up at any time, so a park never outlasts the recheck). 401: disabled.
+ * KEYS: state hash, quota. ARGV: status, headroom µs, recheck µs, headroom cap µs.
+ * 429: no grant for a full second from now plus the key's headroom (the service counts fixed
+ * one-second windows, and our clock's idea of where they start may be off), and one more strike,
+ * which doubles the headroom of the next cool-down and of the key's grant spacing, up to the cap.
+ * Any other answer from the service takes a strike away. 403/402: quota 0, parked until the
+ * earlier of validUntil and a recheck (an account can be topped up at any time, so a park never
+ * outlasts the recheck). 401: disabled.
  */
 export const REPORT_LUA = `${PRELUDE}
 local status = tonumber(ARGV[1])
 if status == 429 then
-  local cool = (math.floor(now / 1000000) + 1) * 1000000 + tonumber(ARGV[2])
+  local strikes = tonumber(redis.call('HGET', KEYS[1], 'strikes') or '') or 0
+  local hr = tonumber(ARGV[2]) * (2 ^ math.min(strikes, 30))
+  local cap = math.max(tonumber(ARGV[4]), tonumber(ARGV[2]))
+  if hr > cap then hr = cap end
+  local cool = now + 1000000 + hr
   local prev = tonumber(redis.call('HGET', KEYS[1], 'coolUntil') or '')
   if not prev or prev < cool then redis.call('HSET', KEYS[1], 'coolUntil', fmt(cool)) end
+  if hr < cap then redis.call('HINCRBY', KEYS[1], 'strikes', 1) end
   redis.call('HINCRBY', KEYS[1], 'rateLimited', 1)
   return {'cooled', fmt(cool)}
 elseif status == 403 or status == 402 then
@@ -168,20 +221,26 @@ elseif status == 401 then
   redis.call('HDEL', KEYS[1], 'parkedUntil')
   return {'disabled', ''}
 end
+if status >= 200 and status < 500 then
+  local strikes = tonumber(redis.call('HGET', KEYS[1], 'strikes') or '') or 0
+  if strikes > 1 then redis.call('HSET', KEYS[1], 'strikes', strikes - 1)
+  elseif strikes == 1 then redis.call('HDEL', KEYS[1], 'strikes') end
+end
 return {'ignored', ''}
 `;
 
 /**
  * Seeds the quota from a usage call. KEYS: state hash, quota.
  * ARGV: remaining as reported, granted counter before the usage call's own grant, validUntil µs
- * or '', recheck µs. Every grant issued since the usage call began (itself included) may or may
+ * or '', recheck µs, state ttl ms. Every grant issued since the usage call began (itself included) may or may
  * not be counted in the answer; subtracting them all keeps the counter on the safe side.
  */
 export const SYNC_QUOTA_LUA = `${PRELUDE}
 local granted = tonumber(redis.call('HGET', KEYS[1], 'granted') or '') or 0
 local left = math.floor(tonumber(ARGV[1]) - (granted - tonumber(ARGV[2])))
 if left < 0 then left = 0 end
-redis.call('SET', KEYS[2], tostring(left))
+redis.call('SET', KEYS[2], tostring(left), 'PX', ARGV[5])
+redis.call('PEXPIRE', KEYS[1], ARGV[5])
 local vu = tonumber(ARGV[3])
 if vu then redis.call('HSET', KEYS[1], 'validUntil', fmt(vu)) else redis.call('HDEL', KEYS[1], 'validUntil') end
 if left <= 0 then

@@ -2,8 +2,10 @@
  * The shared per-key limiter: one RequestGate for every worker, process and machine, kept in Redis.
  * Each acquire is one Lua script (see lua.ts) that picks a key with a free rate slot, checks and
  * spends its quota and the job's budget, and honours watch priority, all in one atomic step.
+ * Key state lives in one namespace per service that every deployment on this Redis shares; budgets
+ * and the reconcile epoch live under the deployment's prefix.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { AcquireOptions, AttemptOutcome, Grant, RequestGate } from '../../api-client/gate.ts';
 import type { ApiKeyConfig } from '../../config.ts';
@@ -12,11 +14,32 @@ import { silentLogger, type Logger } from '../../logger.ts';
 import { sleep } from '../../sleep.ts';
 import { BudgetExhaustedError, KeysRefusedError, QuotaExhaustedError } from './errors.ts';
 import { defineLimiterScripts, type AcquireMode, type KeyRedisNames, type LimiterScripts } from './scripts.ts';
+import { LimiterStateLostError } from './state-lost.ts';
+
+/** Namespace of per-key state when none is given: shared by every deployment, whatever its prefix. */
+export const DEFAULT_KEY_NAMESPACE = 'harvest-limiter';
+
+/**
+ * The per-key namespace for one service: the service counts a key's requests, so every deployment
+ * that sends that key to that service shares it (HARVEST_REDIS_PREFIX plays no part), while the
+ * same key string sent to another service (a simulator on another port) is another counter.
+ */
+export function keyNamespaceFor(baseUrl: string): string {
+  let origin = baseUrl;
+  try {
+    origin = new URL(baseUrl).origin;
+  } catch {
+    // Config validates the URL; an unparsable one still gets a namespace of its own.
+  }
+  return `${DEFAULT_KEY_NAMESPACE}:${createHash('sha256').update(origin.toLowerCase()).digest('hex').slice(0, 12)}`;
+}
 
 export interface RedisGateOptions {
   redis: Redis;
-  /** Prefix of every limiter key in Redis, e.g. `${config.redisPrefix}:limiter`. */
+  /** Prefix of the deployment's limiter keys (budgets, epoch, watch waiters), e.g. `${config.redisPrefix}:limiter`. */
   prefix: string;
+  /** Namespace of per-key state (rate, cooling, quota), shared across prefixes; default `harvest-limiter`. */
+  keyNamespace?: string;
   keys: readonly ApiKeyConfig[];
   /** Grants per key per second that the service allows. */
   ratePerKey: number;
@@ -24,10 +47,22 @@ export interface RedisGateOptions {
   watchReserve: number;
   /** Added to the one-second window against network jitter; default 25 ms. */
   headroomMs?: number;
+  /** The headroom doubles per consecutive 429 on a key up to this; default 1000 ms. */
+  headroomCapMs?: number;
   /** How long a key parked by 403/402 (without a known validUntil) waits for a recheck; default 10 min. */
   recheckMs?: number;
   logger?: Logger;
+  /**
+   * Fail closed after a Redis loss (ARCHITECTURE invariant 3). When given, an acquire for a job
+   * is refused with LimiterStateLostError while the deployment's epoch key (written by
+   * `markReconciled`) is missing, or while the job has a budget in Postgres (`budgetExpected`)
+   * and none in Redis; `onStateLost` listeners hear of it.
+   */
+  schedule?: { budgetExpected(jobId: string): Promise<boolean> };
 }
+
+/** Asks the service how much quota a key has left, with a grant already taken on that key. */
+export type FetchUsage = (grant: Grant) => Promise<Usage>;
 
 /** A grant plus when its rate slot opened, by the Redis clock (ms since the epoch). */
 export interface RedisGrant extends Grant {
@@ -60,7 +95,12 @@ export interface QuotaSyncResult {
 }
 
 const DEFAULT_HEADROOM_MS = 25;
+const DEFAULT_HEADROOM_CAP_MS = 1000;
 const DEFAULT_RECHECK_MS = 10 * 60_000;
+/** Shared key state expires after a day unused: a namespace outlives deployments, not forever. */
+const STATE_TTL_MS = 24 * 3_600_000;
+/** After a failed quota sync, a key's unknown quota is not asked about again for this long. */
+const UNKNOWN_SYNC_BACKOFF_MS = 5000;
 /** Waiting loops poll at least this often, so aborts, unparks and new slots are seen quickly. */
 const MAX_POLL_MS = 40;
 /** A watch that stops polling (crashed process) blocks backfills for at most this long. */
@@ -73,12 +113,22 @@ export class RedisGate implements RequestGate {
   readonly #prefix: string;
   readonly #secrets: ReadonlyMap<string, string>;
   readonly #names: readonly KeyRedisNames[];
+  readonly #ratePerKey: number;
   readonly #intervalMs: number;
   readonly #headroomMs: number;
+  readonly #headroomCapMs: number;
   readonly #recheckMs: number;
   readonly #reserve: number;
   readonly #logger: Logger;
   readonly #warnedUnknown = new Set<string>();
+  readonly #schedule: RedisGateOptions['schedule'] | null;
+  /** jobId → whether it has a budget; max_requests never changes once a job exists. */
+  readonly #budgeted = new Map<string, boolean>();
+  readonly #lostListeners = new Set<(error: LimiterStateLostError) => void>();
+  #usageSource: FetchUsage | null = null;
+  /** In-flight syncs of unknown quotas, and when a failed one may be tried again, per fingerprint. */
+  readonly #unknownSyncs = new Map<string, Promise<boolean>>();
+  readonly #unknownBackoff = new Map<string, number>();
 
   constructor(options: RedisGateOptions) {
     if (options.keys.length === 0) throw new ConfigError('the limiter needs at least one API key');
@@ -89,12 +139,16 @@ export class RedisGate implements RequestGate {
     this.#prefix = options.prefix;
     this.#secrets = new Map(options.keys.map((k) => [k.fingerprint, k.key]));
     if (this.#secrets.size !== options.keys.length) throw new ConfigError('the same API key is configured twice');
+    const ns = options.keyNamespace ?? DEFAULT_KEY_NAMESPACE;
     this.#names = options.keys.map((k) => ({
       fingerprint: k.fingerprint,
-      state: `${options.prefix}:key:${k.fingerprint}`,
-      quota: `${options.prefix}:quota:${k.fingerprint}`,
+      state: `${ns}:key:${k.fingerprint}`,
+      quota: `${ns}:quota:${k.fingerprint}`,
     }));
+    this.#ratePerKey = options.ratePerKey;
     this.#headroomMs = options.headroomMs ?? DEFAULT_HEADROOM_MS;
+    this.#headroomCapMs = options.headroomCapMs ?? DEFAULT_HEADROOM_CAP_MS;
+    this.#schedule = options.schedule ?? null;
     this.#intervalMs = (1000 + this.#headroomMs) / options.ratePerKey;
     this.#recheckMs = options.recheckMs ?? DEFAULT_RECHECK_MS;
     this.#reserve = options.watchReserve;
@@ -106,15 +160,45 @@ export class RedisGate implements RequestGate {
     return this.#acquireWithCount(priority, this.#names, jobId, signal).then((r) => r.grant);
   }
 
+  async #budgetExpected(jobId: string): Promise<boolean> {
+    const known = this.#budgeted.get(jobId);
+    if (known !== undefined) return known;
+    const expected = await this.#schedule!.budgetExpected(jobId);
+    this.#budgeted.set(jobId, expected);
+    return expected;
+  }
+
+  /** Every answer is reported: a 429 cools the key and widens its headroom, a clean one narrows it back. */
   async report(grant: Grant, outcome: AttemptOutcome): Promise<void> {
     const { status } = outcome;
-    if (status !== 429 && status !== 403 && status !== 402 && status !== 401) return;
+    if (status === 0) return;
     const names = this.#namesOf(grant.fingerprint);
-    const until = await this.#scripts.report(names, status, this.#headroomMs, this.#recheckMs);
+    const until = await this.#scripts.report(names, status, this.#headroomMs, this.#recheckMs, this.#headroomCapMs);
     const fingerprint = grant.fingerprint;
     if (status === 429) this.#logger.debug({ fingerprint, until }, 'key rate-limited by the service; cooling');
     else if (status === 401) this.#logger.error({ fingerprint }, 'key rejected (401): disabled until unparked');
-    else this.#logger.warn({ fingerprint, status, until }, 'key out of quota: parked');
+    else if (status === 403 || status === 402) this.#logger.warn({ fingerprint, status, until }, 'key out of quota: parked');
+  }
+
+  /** Where the gate asks for a key's quota when a backfill finds it unknown (set once the client exists). */
+  setUsageSource(fetchUsage: FetchUsage): void {
+    this.#usageSource = fetchUsage;
+  }
+
+  /** Hears of every fail-closed refusal (a reconcile should follow); returns the unsubscriber. */
+  onStateLost(listener: (error: LimiterStateLostError) => void): () => void {
+    this.#lostListeners.add(listener);
+    return () => this.#lostListeners.delete(listener);
+  }
+
+  /** Called by reconcile once budgets are back: job grants may flow again. */
+  async markReconciled(): Promise<void> {
+    await this.#redis.set(this.#epochKey(), new Date().toISOString(), 'NX');
+  }
+
+  /** Whether Redis still holds the epoch a reconcile wrote (false after a flush). */
+  async isReconciled(): Promise<boolean> {
+    return (await this.#redis.exists(this.#epochKey())) === 1;
   }
 
   /**
@@ -122,22 +206,55 @@ export class RedisGate implements RequestGate {
    * passes the gate like every request). Parked and disabled keys are skipped; their park ends in
    * a recheck anyway.
    */
-  async syncQuota(fetchUsage: (grant: Grant) => Promise<Usage>): Promise<QuotaSyncResult[]> {
+  async syncQuota(fetchUsage: FetchUsage = this.#requireUsageSource()): Promise<QuotaSyncResult[]> {
     const results: QuotaSyncResult[] = [];
-    for (const names of this.#names) {
-      const { fingerprint } = names;
-      try {
-        const { grant, grantedBefore } = await this.#acquireWithCount('sync', [names], undefined, undefined);
-        const usage = await fetchUsage(grant);
-        const remaining = await this.#scripts.syncQuota(names, usage.remaining, grantedBefore, usage.validUntil, this.#recheckMs);
-        this.#warnedUnknown.delete(fingerprint);
-        results.push({ fingerprint, remaining, validUntil: usage.validUntil, error: null });
-      } catch (error) {
-        this.#logger.warn({ fingerprint, err: error }, 'quota sync failed for a key');
-        results.push({ fingerprint, remaining: null, validUntil: null, error });
-      }
-    }
+    for (const names of this.#names) results.push(await this.#syncKey(names, fetchUsage));
     return results;
+  }
+
+  async #syncKey(names: KeyRedisNames, fetchUsage: FetchUsage): Promise<QuotaSyncResult> {
+    const { fingerprint } = names;
+    try {
+      const { grant, grantedBefore } = await this.#acquireWithCount('sync', [names], undefined, undefined);
+      const usage = await fetchUsage(grant);
+      const remaining = await this.#scripts.syncQuota(names, usage.remaining, grantedBefore, usage.validUntil, this.#recheckMs, STATE_TTL_MS);
+      this.#warnedUnknown.delete(fingerprint);
+      return { fingerprint, remaining, validUntil: usage.validUntil, error: null };
+    } catch (error) {
+      this.#logger.warn({ fingerprint, err: error }, 'quota sync failed for a key');
+      return { fingerprint, remaining: null, validUntil: null, error };
+    }
+  }
+
+  #requireUsageSource(): FetchUsage {
+    if (!this.#usageSource) throw new ConfigError('syncQuota needs a usage source (setUsageSource)');
+    return this.#usageSource;
+  }
+
+  /**
+   * A backfill met keys whose quota is unknown while it must keep the watch reserve: ask the
+   * service (one usage call per key, shared by every acquire of this process that waits for it).
+   * True when at least one key is now known; false when none could be asked or every call failed.
+   */
+  async #syncUnknown(fingerprints: readonly string[]): Promise<boolean> {
+    const source = this.#usageSource;
+    if (!source) return false;
+    const now = Date.now();
+    const syncs = fingerprints.flatMap((fp) => {
+      const names = this.#names.find((n) => n.fingerprint === fp);
+      if (!names || (this.#unknownBackoff.get(fp) ?? 0) > now) return [];
+      let sync = this.#unknownSyncs.get(fp);
+      if (!sync) {
+        sync = this.#syncKey(names, source).then((r) => {
+          if (r.error !== null) this.#unknownBackoff.set(fp, Date.now() + UNKNOWN_SYNC_BACKOFF_MS);
+          return r.error === null;
+        });
+        this.#unknownSyncs.set(fp, sync);
+        void sync.finally(() => this.#unknownSyncs.delete(fp));
+      }
+      return [sync];
+    });
+    return (await Promise.all(syncs)).some(Boolean);
   }
 
   /**
@@ -205,6 +322,8 @@ export class RedisGate implements RequestGate {
   ): Promise<{ grant: RedisGrant; grantedBefore: number }> {
     const waiter = randomUUID();
     const watchWaiting = `${this.#prefix}:watch-waiting`;
+    const guarded = jobId !== undefined && this.#schedule !== null;
+    const budgetMode = guarded && (await this.#budgetExpected(jobId)) ? 'expected' : 'present';
     let registered = false;
     try {
       for (;;) {
@@ -214,12 +333,17 @@ export class RedisGate implements RequestGate {
           waiter,
           watchWaiting,
           budget: jobId === undefined ? null : this.#budgetKey(jobId),
+          budgetMode,
+          epoch: guarded ? this.#epochKey() : null,
           keys: names,
-          intervalMs: this.#intervalMs,
+          ratePerKey: this.#ratePerKey,
+          headroomMs: this.#headroomMs,
+          headroomCapMs: this.#headroomCapMs,
           lookaheadMs: this.#intervalMs / 2,
           reserve: this.#reserve,
           waiterTtlMs: WAITER_TTL_MS,
           recheckMs: this.#recheckMs,
+          stateTtlMs: STATE_TTL_MS,
         });
         switch (reply.kind) {
           case 'ok': {
@@ -248,6 +372,20 @@ export class RedisGate implements RequestGate {
           case 'budget':
             registered = false;
             throw new BudgetExhaustedError(jobId ?? '');
+          case 'lost': {
+            registered = false;
+            const error = new LimiterStateLostError(jobId ?? '', reply.what);
+            this.#logger.warn({ jobId, missing: reply.what }, 'limiter refused a grant: Redis lost the schedule');
+            for (const listener of this.#lostListeners) listener(error);
+            throw error;
+          }
+          case 'unknown':
+            registered = false;
+            // Keep the watch reserve: learn the quota first, then ask again.
+            if (!(await this.#syncUnknown(reply.fingerprints))) {
+              throw new QuotaExhaustedError(new Date(Date.now() + UNKNOWN_SYNC_BACKOFF_MS));
+            }
+            break;
         }
       }
     } finally {
@@ -270,6 +408,10 @@ export class RedisGate implements RequestGate {
 
   #budgetKey(jobId: string): string {
     return `${this.#prefix}:budget:${jobId}`;
+  }
+
+  #epochKey(): string {
+    return `${this.#prefix}:epoch`;
   }
 }
 

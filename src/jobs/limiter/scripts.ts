@@ -35,26 +35,44 @@ export interface AcquireCall {
   watchWaiting: string;
   /** Budget key of the job, or null for none. */
   budget: string | null;
+  /** 'present': spend the budget when the key exists; 'expected': refuse ('lost') when it does not. */
+  budgetMode: 'present' | 'expected';
+  /** Epoch key that must exist for a grant, or null to not check. */
+  epoch: string | null;
   keys: readonly KeyRedisNames[];
-  intervalMs: number;
+  ratePerKey: number;
+  headroomMs: number;
+  headroomCapMs: number;
   lookaheadMs: number;
   reserve: number;
   waiterTtlMs: number;
   recheckMs: number;
+  stateTtlMs: number;
 }
 
 export type AcquireReply =
   | { kind: 'ok'; fingerprint: string; delayMs: number; grantedBefore: number; quotaUnknown: boolean; slotAt: number }
   | { kind: 'wait'; waitMs: number }
   | { kind: 'exhausted'; retryAt: Date | null }
-  | { kind: 'budget' };
+  | { kind: 'budget' }
+  /** The deployment's schedule is gone from Redis (no epoch, or no budget where one is expected). */
+  | { kind: 'lost'; what: 'epoch' | 'budget' }
+  /** A backfill must keep the watch reserve, and every key it could use has an unknown quota. */
+  | { kind: 'unknown'; fingerprints: string[] };
 
 export interface LimiterScripts {
   acquire(call: AcquireCall): Promise<AcquireReply>;
   /** Returns the time the key cools or parks until, when the status did that. */
-  report(key: KeyRedisNames, status: number, headroomMs: number, recheckMs: number): Promise<Date | null>;
+  report(key: KeyRedisNames, status: number, headroomMs: number, recheckMs: number, headroomCapMs: number): Promise<Date | null>;
   /** Returns the remaining quota stored. */
-  syncQuota(key: KeyRedisNames, remaining: number, grantedBefore: number, validUntil: Date | null, recheckMs: number): Promise<number>;
+  syncQuota(
+    key: KeyRedisNames,
+    remaining: number,
+    grantedBefore: number,
+    validUntil: Date | null,
+    recheckMs: number,
+    stateTtlMs: number,
+  ): Promise<number>;
   unpark(key: KeyRedisNames): Promise<void>;
   setQuota(key: KeyRedisNames, remaining: number | null): Promise<void>;
 }
@@ -99,6 +117,10 @@ function parseAcquire(raw: unknown): AcquireReply {
       return { kind: 'exhausted', retryAt: reply[1] ? dateOf(reply[1]) : null };
     case 'budget':
       return { kind: 'budget' };
+    case 'lost':
+      return { kind: 'lost', what: reply[1] === 'budget' ? 'budget' : 'epoch' };
+    case 'unknown':
+      return { kind: 'unknown', fingerprints: reply.slice(1).map(String) };
     default:
       throw new Error(`limiter script answered an unknown reply: ${JSON.stringify(raw)}`);
   }
@@ -120,29 +142,34 @@ export function defineLimiterScripts(redis: Redis): LimiterScripts {
     async acquire(call) {
       const keyNames = call.keys.flatMap((k) => [k.state, k.quota]);
       const raw = await acquire(
-        2 + keyNames.length,
+        3 + keyNames.length,
         call.watchWaiting,
-        // An unused name keeps KEYS positions fixed when the acquire spends no budget.
+        // Unused names keep KEYS positions fixed when the acquire spends no budget / checks no epoch.
         call.budget ?? `${call.watchWaiting}:no-budget`,
+        call.epoch ?? `${call.watchWaiting}:no-epoch`,
         ...keyNames,
         call.mode,
         call.waiter,
-        us(call.intervalMs),
+        String(call.ratePerKey),
+        us(call.headroomMs),
+        us(call.headroomCapMs),
         us(call.lookaheadMs),
         String(call.reserve),
-        call.budget ? '1' : '0',
+        call.budget === null ? '0' : call.budgetMode === 'expected' ? '2' : '1',
+        call.epoch === null ? '0' : '1',
         us(call.waiterTtlMs),
         us(call.recheckMs),
+        String(Math.ceil(call.stateTtlMs)),
         ...call.keys.map((k) => k.fingerprint),
       );
       return parseAcquire(raw);
     },
-    async report(key, status, headroomMs, recheckMs) {
-      const raw = await report(2, key.state, key.quota, String(status), us(headroomMs), us(recheckMs));
+    async report(key, status, headroomMs, recheckMs, headroomCapMs) {
+      const raw = await report(2, key.state, key.quota, String(status), us(headroomMs), us(recheckMs), us(headroomCapMs));
       const at = Array.isArray(raw) ? (raw as unknown[])[1] : '';
       return at ? dateOf(at) : null;
     },
-    async syncQuota(key, remaining, grantedBefore, validUntil, recheckMs) {
+    async syncQuota(key, remaining, grantedBefore, validUntil, recheckMs, stateTtlMs) {
       const raw = await syncQuota(
         2,
         key.state,
@@ -151,6 +178,7 @@ export function defineLimiterScripts(redis: Redis): LimiterScripts {
         String(grantedBefore),
         validUntil ? us(validUntil.getTime()) : '',
         us(recheckMs),
+        String(Math.ceil(stateTtlMs)),
       );
       return num(raw);
     },
