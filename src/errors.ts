@@ -36,6 +36,8 @@ export const ErrorCode = {
   DB_MIGRATION_CONFLICT: 'DB_MIGRATION_CONFLICT',
   /** A page commit lost its optimistic guard: the slice's cursor or status moved on; drop the page. */
   STALE_SLICE: 'STALE_SLICE',
+  /** Redis lost the schedule (no reconcile epoch, or a job's budget is missing): the limiter refused until a reconcile; re-queue the work. */
+  LIMITER_STATE_LOST: 'LIMITER_STATE_LOST',
 } as const;
 
 export type ErrorCodeValue = (typeof ErrorCode)[keyof typeof ErrorCode];
