@@ -127,10 +127,11 @@ export const PRODUCTION_QUIRKS: Quirks = {
   retweetsPath: false,
 };
 
-export const DEFAULT_PROFILE: SimulatorProfile = 'spec';
+/** The demo, the tests and the benches meet the service as production answers. */
+export const DEFAULT_PROFILE: SimulatorProfile = 'production';
 
 /** The default profile's quirks. */
-export const DEFAULT_QUIRKS: Quirks = { ...SPEC_QUIRKS, explicitNulls: true };
+export const DEFAULT_QUIRKS: Quirks = PRODUCTION_QUIRKS;
 
 /** A profile's quirks with explicit quirk options on top; no profile is the default profile. */
 export function quirksFor(profile: SimulatorProfile | undefined, overrides: Partial<Quirks> = {}): Quirks {

@@ -6,7 +6,7 @@ import { startHarness, walk, type SimHarness } from './sim-setup.ts';
 let h: SimHarness;
 
 beforeAll(async () => {
-  h = await startHarness();
+  h = await startHarness({ profile: 'spec' });
 });
 
 afterAll(async () => {

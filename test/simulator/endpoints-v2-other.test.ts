@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { RunningSimulator } from '../../src/simulator/index.ts';
 import { basicAccount, newFollower, tweetV2, tweetV3, userV3 } from './server-schemas.ts';
-import { FX, get, post, startFixture, walk } from './server-helpers.ts';
+import { FX, get, post, startSpecFixture, walk } from './server-helpers.ts';
 
 let sim: RunningSimulator;
 const tid = (fixture: number): string => sim.world.tweets.idString(fixture);
@@ -11,7 +11,7 @@ const LIST = '1700000000000000001';
 const COMMUNITY = '1700000000000000002';
 
 beforeAll(async () => {
-  sim = await startFixture();
+  sim = await startSpecFixture();
 });
 afterAll(async () => {
   await sim.close();

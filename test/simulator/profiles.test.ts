@@ -22,6 +22,19 @@ afterAll(async () => {
   await spec.close();
 });
 
+describe('the default', () => {
+  it('is the production profile', async () => {
+    const sim = await startFixture();
+    try {
+      expect(sim.profile).toBe('production');
+      expect(((await post(sim, '/v3/tweet-info', { tweet_link: tid(4) })).body as { created_at: string }).created_at).toMatch(LEGACY_RE);
+      expect((await post(sim, '/v2/tweet-info', { tweet_link: tid(4) })).status).toBe(410);
+    } finally {
+      await sim.close();
+    }
+  });
+});
+
 describe('tweet text, links and media', () => {
   it('production: full_text has the expanded link and the media address appended, entities only media, photo preview ""', async () => {
     const t = (await post(prod, '/v3/tweet-info', { tweet_link: tid(FX.mediaTweet) })).body as Record<string, unknown>;

@@ -63,6 +63,14 @@ export async function startFixture(options: SimulatorOptions = {}): Promise<Runn
   return startSimulator({ world: fixtureWorld(), keys: [KEY], ratePerKey: 1_000_000, ...options });
 }
 
+/**
+ * The spec profile with explicit nulls: the shapes the endpoint, key and fault tests were written
+ * for before production became the default (the conformance and profile tests cover both).
+ */
+export function startSpecFixture(options: SimulatorOptions = {}): Promise<RunningSimulator> {
+  return startFixture({ ...options, profile: 'spec', quirks: { explicitNulls: true, ...options.quirks } });
+}
+
 export interface Call {
   status: number;
   body: unknown;

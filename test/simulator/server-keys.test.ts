@@ -3,7 +3,7 @@ import { request } from 'undici';
 import { keyFingerprint } from '../../src/key-fingerprint.ts';
 import type { RunningSimulator } from '../../src/simulator/index.ts';
 import { message, usage } from './server-schemas.ts';
-import { KEY, alignToSecond, call, get, post, startFixture } from './server-helpers.ts';
+import { KEY, alignToSecond, call, get, post, startSpecFixture } from './server-helpers.ts';
 
 let sim: RunningSimulator | undefined;
 afterEach(async () => {
@@ -19,7 +19,7 @@ async function rawGet(s: RunningSimulator, path: string, headers: Record<string,
 
 describe('keys', () => {
   it('accepts only the exact ApiKey header name and the exact key', async () => {
-    sim = await startFixture();
+    sim = await startSpecFixture();
     expect(await rawGet(sim, '/v3/info?username=alice', { ApiKey: KEY })).toBe(200);
     const variants: Array<Record<string, string>> = [{ apikey: KEY }, { 'Api-Key': KEY }, { APIKEY: KEY }, { Authorization: KEY }, { Authorization: `Bearer ${KEY}` }, {}];
     for (const headers of variants) {
@@ -36,7 +36,7 @@ describe('keys', () => {
   });
 
   it('403 on exhausted quota and on an expired subscription; key-usage-info is truthful', async () => {
-    sim = await startFixture({ keys: [KEY, { key: 'small', quota: 3 }, { key: 'old', validUntil: '2020-01-01T00:00:00Z' }] });
+    sim = await startSpecFixture({ keys: [KEY, { key: 'small', quota: 3 }, { key: 'old', validUntil: '2020-01-01T00:00:00Z' }] });
     for (let i = 0; i < 4; i++) await get(sim, '/v3/info?username=alice');
     const u = usage.parse((await get(sim, '/v3/key-usage-info')).body);
     expect(u).toMatchObject({ key_requests: 5, remaining_requests: 100_000 - 5, total_requests: 100_000 });
@@ -50,7 +50,7 @@ describe('keys', () => {
   });
 
   it('failed calls (400, 404) cost one request; 401 and 403 cost nothing', async () => {
-    sim = await startFixture({ keys: [{ key: KEY, quota: 10 }] });
+    sim = await startSpecFixture({ keys: [{ key: KEY, quota: 10 }] });
     expect((await get(sim, '/v3/info')).status).toBe(400);
     expect((await get(sim, '/v3/info?username=carol')).status).toBe(404);
     expect((await get(sim, '/v3/no-such-endpoint')).status).toBe(404);
@@ -59,7 +59,7 @@ describe('keys', () => {
   });
 
   it('the 21st request in one wall-clock second answers 429, which costs no quota', async () => {
-    sim = await startFixture({ ratePerKey: 20 });
+    sim = await startSpecFixture({ ratePerKey: 20 });
     await alignToSecond();
     const statuses = await Promise.all(Array.from({ length: 25 }, () => get(sim!, '/v3/info?username=alice').then((r) => r.status)));
     expect(statuses.filter((s) => s === 200).length).toBe(20);
@@ -71,7 +71,7 @@ describe('keys', () => {
   });
 
   it('removeKey answers 401 at once; addKey accepts a new key', async () => {
-    sim = await startFixture();
+    sim = await startSpecFixture();
     sim.control.addKey('fresh', 5);
     expect((await get(sim, '/v3/info?username=alice', { key: 'fresh' })).status).toBe(200);
     sim.control.removeKey('fresh');
@@ -81,7 +81,7 @@ describe('keys', () => {
 
 describe('request log, stats and admin routes', () => {
   it('logs method, path without query, fingerprint (never the key), status and time', async () => {
-    sim = await startFixture();
+    sim = await startSpecFixture();
     await get(sim, '/v3/info?username=alice');
     await get(sim, '/v3/info?username=alice', { key: null });
     const log = sim.control.requestLog();
@@ -99,7 +99,7 @@ describe('request log, stats and admin routes', () => {
   });
 
   it('adds tweets that search then finds, sets quota, faults and quirks, refuses bad input', async () => {
-    sim = await startFixture();
+    sim = await startSpecFixture();
     const added = await post(sim, '/_sim/tweets', { tweets: [{ authorHandle: 'bob', text: 'zebracorn sighting' }] }, { key: null });
     expect(added.status).toBe(200);
     const ids = (added.body as { ids: string[] }).ids;
