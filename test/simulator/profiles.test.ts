@@ -2,6 +2,7 @@
  * What tells the two profiles apart, behaviour by behaviour: production as
  * service-production.md and the captured real answer show it, spec as service-spec.md reads.
  */
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningSimulator } from '../../src/simulator/index.ts';
 import { FX, KEY, get, post, startFixture } from './server-helpers.ts';
@@ -64,6 +65,29 @@ describe('tweet text, links and media', () => {
         cursor = body.next_cursor ?? null;
       } while (cursor !== null);
     }
+  });
+});
+
+describe('the captured real answer', () => {
+  // test/fixtures holds a copy of ../shared/fixtures/search-tweets.v3.real.json
+  const real = JSON.parse(readFileSync(new URL('../fixtures/search-tweets.v3.real.json', import.meta.url), 'utf8')) as {
+    tweets: Array<Record<string, unknown> & { user: Record<string, unknown> }>;
+  };
+
+  it('production tweets and users carry exactly the fields of the real page, with the same kinds of values', async () => {
+    const page = (await post(prod, '/v3/search-tweets', { query: 'alice post', order: 'latest' })).body as typeof real;
+    const keys = (o: Record<string, unknown>): string[] => Object.keys(o).sort();
+    const kinds = (o: Record<string, unknown>): Record<string, string> =>
+      Object.fromEntries(Object.entries(o).map(([k, v]) => [k, v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v]));
+    const ours = page.tweets[0]!;
+    const theirs = real.tweets.find((t) => t.in_reply_to_tweet_id === null && t.user.bio_urls === null && Array.isArray(t.user.pinned_tweet_ids))!;
+    expect(keys(ours)).toEqual(keys(theirs));
+    expect(keys(ours.user)).toEqual(keys(theirs.user));
+    const { user: _u, entities: _e, ...ourScalars } = ours;
+    const { user: _ru, entities: _re, ...realScalars } = theirs;
+    expect(kinds(ourScalars)).toEqual(kinds(realScalars));
+    expect(String(ours.created_at)).toMatch(LEGACY_RE);
+    expect(String(theirs.created_at)).toMatch(LEGACY_RE);
   });
 });
 
