@@ -1,16 +1,17 @@
 /**
  * The worker: takes slices and watch ticks from the queues and runs them until stopped. On start
- * it reconciles Redis with Postgres (so nothing is lost if Redis was flushed) and seeds each
- * key's quota; on stop it lets every in-flight page commit, then returns.
+ * it reconciles Redis with Postgres and seeds each key's quota; it reconciles again whenever Redis
+ * may have lost the schedule (a reconnect, a limiter refusal for a missing epoch or budget, a
+ * periodic check) and every `reconcileMs` to pick up runnable slices nothing holds; on stop it
+ * lets every in-flight page commit, then returns.
  */
 import { setMaxListeners } from 'node:events';
-import type { Grant, RequestPriority, RequestGate } from '../api-client/gate.ts';
-import { AppError, ErrorCode } from '../errors.ts';
+import type { RequestPriority } from '../api-client/gate.ts';
 import type { PlanContext } from './kind.ts';
 import type { QuotaSyncResult } from './limiter/index.ts';
 import { QueueWorkers, type SliceTask, type TaskOutcome } from './queue.ts';
 import { reconcile } from './reconcile.ts';
-import type { Services } from './services.ts';
+import { usageSource, type Services } from './services.ts';
 import { failSlice, runSlice } from './slice-runner.ts';
 import { targetParallelism } from './time-slices.ts';
 import { runWatchTick } from './watch.ts';
@@ -24,8 +25,14 @@ export interface HarvesterOptions {
   /** Re-sync quota from /v3/key-usage-info this often (one request per key). */
   quotaSyncMs?: number;
   lockDurationMs?: number;
+  /** Reconcile with Postgres this often (lost schedules, slices nothing holds); default 30 s. */
+  reconcileMs?: number;
   onPage?: Parameters<typeof runSlice>[1]['onPage'];
 }
+
+export const DEFAULT_RECONCILE_MS = 30_000;
+/** After a loss, how long a recovery waits for the runs that started before it to end, at most. */
+const DRAIN_CAP_MS = 30_000;
 
 export const DEFAULT_LATENCY_MS = 600;
 
@@ -43,19 +50,6 @@ export async function planContext(services: Services): Promise<PlanContext> {
   };
 }
 
-/** A gate that hands out one grant already taken, for a call that must use that very key. */
-function oneGrantGate(grant: Grant, gate: RequestGate): RequestGate {
-  let used = false;
-  return {
-    async acquire() {
-      if (used) throw new AppError(ErrorCode.API_TRANSIENT, 'quota sync gets one attempt per key');
-      used = true;
-      return grant;
-    },
-    report: (g, outcome) => gate.report(g, outcome),
-  };
-}
-
 export class Harvester {
   readonly #services: Services;
   readonly #options: HarvesterOptions;
@@ -65,6 +59,9 @@ export class Harvester {
   #cleanups: Array<() => void> = [];
   #parallelism = 1;
   #cycleMs: number | null = null;
+  /** Start times (performance.now) of the slice runs in flight in this process. */
+  readonly #runs = new Set<{ startedAt: number }>();
+  #recovery: Promise<void> | null = null;
 
   constructor(services: Services, options: HarvesterOptions) {
     this.#services = services;
@@ -80,7 +77,7 @@ export class Harvester {
   async start(): Promise<void> {
     const s = this.#services;
     await this.#refreshParallelism();
-    const restored = await reconcile({ pool: s.pool, queues: s.queues, budgets: s.gate });
+    const restored = await this.#reconcile();
     s.logger.info(restored, 'reconciled the queue with Postgres');
     // Seed each key's quota before the first grant (one request per key); a failure only logs.
     if (s.config.apiKeys.length > 0) await this.syncQuota().catch((e: unknown) => s.logger.warn({ err: e }, 'quota sync failed'));
@@ -103,47 +100,98 @@ export class Harvester {
       watchConcurrency: this.#options.watchConcurrency ?? 4,
       logger: s.logger,
       lockDurationMs: this.#options.lockDurationMs ?? s.config.lockDurationMs,
-      runSlice: (task: SliceTask): Promise<TaskOutcome> => runSlice(task.sliceId, deps),
+      runSlice: (task: SliceTask): Promise<TaskOutcome> => this.#tracked(() => runSlice(task.sliceId, deps)),
       runWatchTick: async (tick) => {
         await runWatchTick(tick.jobId, { pool: s.pool, queues: s.queues });
       },
       onFinalFailure: (task, error) => failSlice(s.pool, task.sliceId, error),
     });
     // Redis is only the schedule: after a reconnect it may have come back empty (restart without
-    // persistence, failover, flush), so put everything runnable back from Postgres.
+    // persistence, failover), so put everything runnable back from Postgres.
     let connectedOnce = false;
     const onReady = () => {
       if (!connectedOnce) {
         connectedOnce = true;
         return;
       }
-      reconcile({ pool: s.pool, queues: s.queues, budgets: s.gate })
-        .then((r) => s.logger.warn(r, 'Redis reconnected: reconciled the queue with Postgres'))
-        .catch((e: unknown) => s.logger.error({ err: e }, 'reconcile after a Redis reconnect failed'));
+      this.#recover('Redis reconnected');
     };
     if (s.redis.status === 'ready') connectedOnce = true;
     s.redis.on('ready', onReady);
     this.#cleanups.push(() => s.redis.off('ready', onReady));
+    // A flush on a live connection (failover to an empty replica) has no reconnect to announce it:
+    // the limiter notices on the next job grant (no epoch), the periodic check below otherwise.
+    this.#cleanups.push(s.gate.onStateLost(() => this.#recover('the limiter found the schedule gone')));
     const every = (ms: number, fn: () => Promise<unknown>) => {
       const t = setInterval(() => void fn().catch((e: unknown) => s.logger.warn({ err: e }, 'periodic task failed')), ms);
       t.unref();
       this.#timers.push(t);
     };
     every(30_000, () => this.#refreshParallelism());
+    every(this.#options.reconcileMs ?? DEFAULT_RECONCILE_MS, () => this.#periodicReconcile());
     if (s.config.apiKeys.length > 0) every(this.#options.quotaSyncMs ?? 10 * 60_000, () => this.syncQuota());
   }
 
   /** Seeds / refreshes each key's remaining quota from /v3/key-usage-info (one gated request per key). */
   async syncQuota(): Promise<QuotaSyncResult[]> {
     const s = this.#services;
-    const results = await s.gate.syncQuota(async (grant) => {
-      const usage = await s.client.keyUsageInfo({ gate: oneGrantGate(grant, s.gate) });
-      return { remaining: usage.remainingRequests, validUntil: usage.validUntil };
-    });
+    const results = await s.gate.syncQuota(usageSource(s.client, s.gate));
     for (const r of results) {
       if (r.error === null) s.logger.info({ fingerprint: r.fingerprint, remaining: r.remaining }, 'quota synced');
     }
     return results;
+  }
+
+  #reconcile() {
+    const s = this.#services;
+    return reconcile({ pool: s.pool, queues: s.queues, budgets: s.gate });
+  }
+
+  async #tracked<T>(run: () => Promise<T>): Promise<T> {
+    const entry = { startedAt: performance.now() };
+    this.#runs.add(entry);
+    try {
+      return await run();
+    } finally {
+      this.#runs.delete(entry);
+    }
+  }
+
+  /** Picks up what nothing holds; a lost epoch means Redis lost everything, so recover instead. */
+  async #periodicReconcile(): Promise<void> {
+    if (this.#recovery) return;
+    if (!(await this.#services.gate.isReconciled())) {
+      this.#recover('periodic check found the schedule gone');
+      return;
+    }
+    const r = await this.#reconcile();
+    if (r.requeued > 0 || r.rescheduled > 0) this.#services.logger.warn(r, 'periodic reconcile re-queued work nothing held');
+  }
+
+  /**
+   * Redis lost the schedule. Budgets are restored as max_requests − requests_spent, and a request
+   * counts in requests_spent only once its page (or its failure) is recorded: so first let every
+   * run of this process that started before now end (their next acquire is refused, their
+   * requests get recorded), then reconcile. One recovery at a time; later triggers join it.
+   * Another process's requests in flight at the moment of loss are not waited for: each worker
+   * drains its own before it restores, the first restore wins (budgets are set only where none is).
+   */
+  #recover(why: string): void {
+    if (this.#recovery || this.#abort.signal.aborted) return;
+    const s = this.#services;
+    const lostAt = performance.now();
+    this.#recovery = (async () => {
+      const deadline = lostAt + DRAIN_CAP_MS;
+      while ([...this.#runs].some((r) => r.startedAt <= lostAt) && performance.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      const r = await this.#reconcile();
+      s.logger.warn({ ...r, why }, 'Redis lost the schedule: reconciled the queue and budgets with Postgres');
+    })()
+      .catch((e: unknown) => s.logger.error({ err: e, why }, 'reconcile after a Redis loss failed'))
+      .finally(() => {
+        this.#recovery = null;
+      });
   }
 
   async #refreshParallelism(): Promise<void> {
@@ -169,5 +217,6 @@ export class Harvester {
     this.#abort.abort();
     await this.#workers?.close();
     this.#workers = null;
+    await this.#recovery;
   }
 }

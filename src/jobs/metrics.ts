@@ -16,7 +16,7 @@ import type { AddressInfo } from 'node:net';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { AttemptRecord } from '../api-client/index.ts';
 import type { Logger } from '../logger.ts';
-import { JobStatus } from '../store/jobs.ts';
+import { JobStatus } from '../store/states.ts';
 import type { KeyState } from './limiter/index.ts';
 
 export interface MetricSources {

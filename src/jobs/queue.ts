@@ -32,6 +32,8 @@ export function createRedis(url: string): Redis {
 }
 
 const sliceJobId = (sliceId: string) => `s-${sliceId}`;
+/** BullMQ states in which a job will still run (or is running): the slice is held. */
+const HELD_STATES: ReadonlySet<string> = new Set(['active', 'waiting', 'delayed', 'prioritized', 'waiting-children']);
 const watchSchedulerId = (jobId: string) => `watch-${jobId}`;
 
 const JOB_OPTIONS = {
@@ -69,6 +71,24 @@ export class HarvestQueues {
     });
   }
 
+  /**
+   * Makes sure something holds a runnable slice: a BullMQ job that is active, waiting or delayed
+   * is left alone; a missing one is added, and one left completed or failed (its run ended while
+   * Postgres still says the slice should run) is replaced. Returns whether it queued anything.
+   */
+  async ensureSliceQueued(priority: RequestPriority, task: SliceTask): Promise<boolean> {
+    const queue = this.#queues[priority];
+    const state = await queue.getJobState(sliceJobId(task.sliceId));
+    if (HELD_STATES.has(state)) return false;
+    if (state !== 'unknown') {
+      const job = await queue.getJob(sliceJobId(task.sliceId));
+      // A job that became active meanwhile refuses removal (locked): then it is held after all.
+      if (job && (await job.remove().then(() => false, () => true))) return false;
+    }
+    await this.enqueueSlice(priority, task);
+    return true;
+  }
+
   async removeSlice(priority: RequestPriority, sliceId: string): Promise<void> {
     const job = await this.#queues[priority].getJob(sliceJobId(sliceId));
     if (job && !(await job.isActive())) await job.remove().catch(() => undefined);
@@ -81,6 +101,11 @@ export class HarvestQueues {
       { every: everyMs },
       { name: 'tick', data: { jobId } satisfies WatchTick, opts: { removeOnComplete: true, removeOnFail: true } },
     );
+  }
+
+  /** Whether the watch's scheduler exists (a flushed Redis lost it). */
+  async hasWatchSchedule(jobId: string): Promise<boolean> {
+    return (await this.#queues.watch.getJobScheduler(watchSchedulerId(jobId))) !== undefined;
   }
 
   async unscheduleWatch(jobId: string): Promise<void> {

@@ -1,8 +1,12 @@
 /**
  * Postgres is the record, Redis the schedule: this puts back into Redis everything Postgres says
- * should be runnable (slices, watch schedulers, request budgets). Safe to run at any time and from
- * any number of processes: queue adds are idempotent by slice id, schedulers are upserts, and
- * budgets are only set where Redis has none.
+ * should be runnable (budgets, slices, watch schedulers). Safe to run at any time and from any
+ * number of processes: budgets are only set where Redis has none, a slice is queued only when no
+ * BullMQ job holds it (active, waiting or delayed), and a scheduler only when it is missing (an
+ * upsert of a live one would move its next tick).
+ *
+ * Order matters for the limiter's fail-closed check: budgets first, then the epoch that lets job
+ * grants flow again, then the work that will ask for grants.
  */
 import type { Pool } from '../store/db.ts';
 import { jobBudgets, runnableSlices } from '../store/job-control.ts';
@@ -12,16 +16,40 @@ import type { HarvestQueues } from './queue.ts';
 export interface ReconcileDeps {
   pool: Pool;
   queues: HarvestQueues;
-  budgets: { setBudget(jobId: string, maxRequests: number): Promise<number> };
+  budgets: {
+    setBudget(jobId: string, maxRequests: number): Promise<number>;
+    /** Written after a full reconcile: the limiter grants to jobs only while it exists. */
+    markReconciled?(): Promise<void>;
+  };
 }
 
-export async function reconcile(deps: ReconcileDeps, jobId?: string): Promise<{ slices: number; watches: number }> {
+export interface ReconcileResult {
+  /** Runnable slices in Postgres. */
+  slices: number;
+  /** Of those, how many nothing held and were queued now. */
+  requeued: number;
+  watches: number;
+  /** Watch schedulers that were missing and were added now. */
+  rescheduled: number;
+}
+
+/** Reconciles every live job, or only `jobId` (then the epoch is left alone: other jobs were not restored). */
+export async function reconcile(deps: ReconcileDeps, jobId?: string): Promise<ReconcileResult> {
   for (const b of await jobBudgets(deps.pool)) {
     if (jobId === undefined || b.jobId === jobId) await deps.budgets.setBudget(b.jobId, b.remaining);
   }
+  if (jobId === undefined) await deps.budgets.markReconciled?.();
   const slices = await runnableSlices(deps.pool, jobId);
-  for (const s of slices) await deps.queues.enqueueSlice(s.priority, { jobId: s.jobId, sliceId: s.sliceId });
+  let requeued = 0;
+  for (const s of slices) {
+    if (await deps.queues.ensureSliceQueued(s.priority, { jobId: s.jobId, sliceId: s.sliceId })) requeued++;
+  }
   const watches = await scheduledWatches(deps.pool, jobId);
-  for (const w of watches) await deps.queues.scheduleWatch(w.jobId, w.everySeconds * 1000);
-  return { slices: slices.length, watches: watches.length };
+  let rescheduled = 0;
+  for (const w of watches) {
+    if (await deps.queues.hasWatchSchedule(w.jobId)) continue;
+    await deps.queues.scheduleWatch(w.jobId, w.everySeconds * 1000);
+    rescheduled++;
+  }
+  return { slices: slices.length, requeued, watches: watches.length, rescheduled };
 }

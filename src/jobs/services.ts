@@ -3,21 +3,24 @@
  * Postgres pool, Redis connection, queues, the shared limiter (gate) and the API client.
  * Unreachable Postgres or Redis fails here with one line saying which and how to start it.
  */
+import type { Grant, RequestGate } from '../api-client/gate.ts';
 import { ApiClient, type AttemptRecord } from '../api-client/index.ts';
 import type { Config } from '../config.ts';
-import { AppError, ErrorCode } from '../errors.ts';
+import { AppError, ErrorCode, isAppError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
-import { createPool, type Pool } from '../store/db.ts';
-import { recordRequests } from '../store/jobs.ts';
+import { createPool, describeTarget, type Pool } from '../store/db.ts';
+import { DatabaseUnavailableError } from '../store/errors.ts';
+import { getJob, recordRequests } from '../store/jobs.ts';
 import { collectAttempt } from './attempts.ts';
-import { createRedisGate, type RedisGate } from './limiter/index.ts';
+import { createRedisGate, keyNamespaceFor, type FetchUsage, type RedisGate } from './limiter/index.ts';
 import { createRedis, HarvestQueues } from './queue.ts';
 import { RateWaitTracker } from './rate-wait.ts';
 import type { Redis } from 'ioredis';
 
-export class ServiceUnavailableError extends AppError {
+/** Redis cannot be reached at start (Postgres failing says so with the store's DatabaseUnavailableError). */
+export class RedisUnavailableError extends AppError {
   constructor(message: string, options?: { cause?: unknown }) {
-    super(ErrorCode.DB_UNAVAILABLE, message, options);
+    super(ErrorCode.REDIS_UNAVAILABLE, message, options);
   }
 }
 
@@ -50,8 +53,29 @@ async function checkRedis(redis: Redis, url: string): Promise<void> {
         return 'REDIS_URL';
       }
     })();
-    throw new ServiceUnavailableError(`cannot reach Redis at ${where}: ${redisHint}`, { cause: error });
+    throw new RedisUnavailableError(`cannot reach Redis at ${where}: ${redisHint}`, { cause: error });
   }
+}
+
+/** A gate that hands out one grant already taken, for a call that must use that very key. */
+function oneGrantGate(grant: Grant, gate: RequestGate): RequestGate {
+  let used = false;
+  return {
+    async acquire() {
+      if (used) throw new AppError(ErrorCode.API_TRANSIENT, 'quota sync gets one attempt per key');
+      used = true;
+      return grant;
+    },
+    report: (g, outcome) => gate.report(g, outcome),
+  };
+}
+
+/** The usage call (/v3/key-usage-info) on the key of a grant the limiter already gave. */
+export function usageSource(client: ApiClient, gate: RequestGate): FetchUsage {
+  return async (grant) => {
+    const usage = await client.keyUsageInfo({ gate: oneGrantGate(grant, gate) });
+    return { remaining: usage.remainingRequests, validUntil: usage.validUntil };
+  };
 }
 
 export interface OpenServicesOptions {
@@ -65,8 +89,9 @@ export async function openServices(config: Config, logger: Logger, options: Open
     await pool.query('SELECT 1');
   } catch (error) {
     await pool.end().catch(() => undefined);
-    const reason = error instanceof AppError ? error.message : `cannot reach Postgres (${error instanceof Error ? error.message : String(error)})`;
-    throw new ServiceUnavailableError(`${reason}; ${pgHint}`, { cause: error });
+    // Classified by code: DB_UNAVAILABLE is only ever a DatabaseUnavailableError.
+    const reason = isAppError(error) && error.code === ErrorCode.DB_UNAVAILABLE ? (error as DatabaseUnavailableError).reason : error instanceof Error ? error.message : String(error);
+    throw new DatabaseUnavailableError(describeTarget(config.databaseUrl), `${reason}; ${pgHint}`, { cause: error });
   }
   const redis = createRedis(config.redisUrl);
   redis.on('error', () => undefined);
@@ -81,6 +106,10 @@ export async function openServices(config: Config, logger: Logger, options: Open
   const gate = createRedisGate({
     redis,
     prefix: `${config.redisPrefix}:limiter`,
+    // Per-key state is shared with every deployment that sends these keys to this service.
+    keyNamespace: keyNamespaceFor(config.baseUrl),
+    // Postgres says which jobs have a budget; a job whose budget Redis lost gets no grant.
+    schedule: { budgetExpected: async (jobId) => ((await getJob(pool, jobId))?.maxRequests ?? null) !== null },
     keys: config.apiKeys,
     ratePerKey: config.ratePerKey,
     watchReserve: config.watchReserve,
@@ -104,6 +133,8 @@ export async function openServices(config: Config, logger: Logger, options: Open
       collectAttempt(a, orphan);
     },
   });
+  // A backfill that finds a key's quota unknown asks the service before touching the watch reserve.
+  gate.setUsageSource(usageSource(client, gate));
   return {
     config,
     logger,
