@@ -125,20 +125,3 @@ export function spaceIdFromLink(value: string, field: string): string {
   if (!m?.[1]) throw badRequest(`${field} must be a space URL such as https://x.com/i/spaces/<id>`);
   return m[1];
 }
-
-/** Which kind of object a link names (link-to-id). */
-export function classifyLink(value: string): { kind: 'tweet' | 'user' | 'list' | 'community' | 'space'; ref: string } | null {
-  const v = value.trim();
-  const tries: Array<[RegExp, 'tweet' | 'user' | 'list' | 'community' | 'space']> = [
-    [TWEET_LINK_RE, 'tweet'],
-    [LIST_LINK_RE, 'list'],
-    [COMMUNITY_LINK_RE, 'community'],
-    [SPACE_LINK_RE, 'space'],
-    [PROFILE_LINK_RE, 'user'],
-  ];
-  for (const [re, kind] of tries) {
-    const m = re.exec(v);
-    if (m?.[1] && !(kind === 'user' && m[1] === 'i')) return { kind, ref: m[1] };
-  }
-  return null;
-}
