@@ -1,7 +1,8 @@
 /**
  * The error registry. Every error the harvester raises on purpose is an AppError with a stable
- * `code`; callers classify by `code` (or by HTTP status / SQLSTATE below it), never by message.
- * Subclasses are named by what the caller does about them.
+ * `code`; callers classify by `code` (or by HTTP status / SQLSTATE below it), never by message
+ * or by class. Each code belongs to exactly one class, so a caller that has matched a code may
+ * read that class's fields. Subclasses are named by what the caller does about them.
  */
 export const ErrorCode = {
   /** Configuration (environment, .env) is missing or malformed. */
@@ -10,10 +11,14 @@ export const ErrorCode = {
   INPUT_INVALID: 'INPUT_INVALID',
   /** 400: the request was wrong; retrying the same request cannot help. */
   API_BAD_REQUEST: 'API_BAD_REQUEST',
-  /** 401: the key is missing, wrong or deleted. */
+  /** 401 on one key: that key is missing, wrong or deleted; the gate disables it, other keys carry on. */
   API_AUTH_FAILED: 'API_AUTH_FAILED',
-  /** 403 (or 402): quota exhausted or subscription expired; the key is parked. */
+  /** Every configured key was refused (401): nothing will grant until the configuration changes. */
+  KEYS_REFUSED: 'KEYS_REFUSED',
+  /** 403 (or 402) on one key: its quota is spent or its subscription expired; the gate parks it. */
   API_QUOTA_EXHAUSTED: 'API_QUOTA_EXHAUSTED',
+  /** No configured key can grant (all parked, disabled or at their quota floor): the job waits. */
+  KEYS_EXHAUSTED: 'KEYS_EXHAUSTED',
   /** 404: protected, suspended, deleted, renamed or unknown target. */
   API_NOT_FOUND: 'API_NOT_FOUND',
   /** 410: the endpoint (a /v2 path) is retired; use its v3 counterpart. */
@@ -26,12 +31,14 @@ export const ErrorCode = {
   API_INVALID_RESPONSE: 'API_INVALID_RESPONSE',
   /** A status the spec does not list (other 4xx). */
   API_UNEXPECTED_STATUS: 'API_UNEXPECTED_STATUS',
-  /** A job's request budget (--max-requests) or every key's quota is spent. */
+  /** A job's request budget (--max-requests) is spent. */
   BUDGET_EXHAUSTED: 'BUDGET_EXHAUSTED',
   /** The operation was aborted (shutdown, cancel). */
   ABORTED: 'ABORTED',
   /** Postgres cannot be reached (refused, unknown host, bad credentials, time-out). */
   DB_UNAVAILABLE: 'DB_UNAVAILABLE',
+  /** Redis cannot be reached (refused, unknown host, time-out). */
+  REDIS_UNAVAILABLE: 'REDIS_UNAVAILABLE',
   /** A landed migration file was edited (checksum differs from the ledger), or the ledger is ahead of the code. */
   DB_MIGRATION_CONFLICT: 'DB_MIGRATION_CONFLICT',
   /** A page commit lost its optimistic guard: the slice's cursor or status moved on; drop the page. */

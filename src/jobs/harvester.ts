@@ -86,6 +86,7 @@ export class Harvester {
       client: s.client,
       logger: s.logger,
       signal: this.#abort.signal,
+      quotaRecheckMs: s.config.quotaRecheckMs,
       targetParallelism: () => this.#parallelism,
       onCycle: (ms: number) => this.#observeCycle(ms),
       ...(this.#options.onPage ? { onPage: this.#options.onPage } : {}),

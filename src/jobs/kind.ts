@@ -2,20 +2,18 @@
  * What a job kind is. A job (one row of `jobs`) is planned into slices (rows of `job_slices`); a
  * slice is one cursor walk over one endpoint. The slice runner fetches a page with the slice's
  * handler, then commits it with the slice's new cursor in one transaction (store/commit-page).
+ * The runner knows no kind: what is particular to one (where a walk stops, splitting, watches,
+ * --max-tweets) is a hook here, implemented in that kind's file.
  */
 import type { z } from 'zod';
 import type { ApiClient } from '../api-client/client.ts';
 import type { CanonicalTweet, CanonicalUser } from '../api-client/canonical.ts';
 import type { RequestPriority } from '../api-client/gate.ts';
 import type { Logger } from '../logger.ts';
+import type { Queryable } from '../store/db.ts';
+import type { EdgeBatch } from '../store/edges.ts';
 
-export type EdgeKind = 'list_member' | 'list_follower' | 'community_member' | 'follows';
-
-export interface PageEdges {
-  kind: EdgeKind;
-  ownerId: string;
-  userIds: string[];
-}
+export type PageEdges = EdgeBatch;
 
 /** One fetched page, ready to commit. */
 export interface FetchedPage {
@@ -29,10 +27,6 @@ export interface FetchedPage {
   quarantined: Array<{ reason: string; payload: unknown }>;
   /** Items the page carried (valid + quarantined): 0 is an empty page. */
   itemCount: number;
-  /** The handler decided the walk ends after this page (bound reached, watermark met): why, for the debug log. */
-  stop?: string;
-  /** Something the job's owner should read in `status` (ids not returned, an empty first page). */
-  note?: string;
 }
 
 export interface SliceContext {
@@ -44,11 +38,33 @@ export interface SliceContext {
   logger: Logger;
 }
 
+/**
+ * Hands the older part of a walking slice's remaining range to a new slice: the walking one ends
+ * on reaching `stopBelowMs` (guarded on the hand-over point it had, `previousStopBelowMs`).
+ */
+export interface SplitProposal {
+  stopBelowMs: number;
+  previousStopBelowMs: number | null;
+  childParams: Record<string, unknown>;
+}
+
+/** What a handler makes of a fetched page, before it is committed. */
+export interface PageVerdict {
+  /** The walk ends after this page (bound reached, watermark met): why, for the debug log. */
+  stop?: string;
+  /** Something the job's owner should read in `status` (ids not returned, an empty first page). */
+  note?: string;
+  /** Split off part of the remaining range, if the job has room for another walking slice. */
+  split?: SplitProposal;
+}
+
 /** The page handler of one slice kind: fetch the page at `cursor` (null: the first). */
 export interface SliceHandler<P = unknown> {
   readonly kind: string;
   readonly params: z.ZodType<P>;
   fetchPage(params: P, cursor: string | null, ctx: SliceContext): Promise<FetchedPage>;
+  /** Pure: stop, note or split after this page. `firstPage`: the walk's first page (no cursor). */
+  afterPage?(params: P, page: FetchedPage, info: { firstPage: boolean }): PageVerdict;
 }
 
 export interface SliceSpec {
@@ -64,10 +80,30 @@ export interface PlanContext {
   now: Date;
 }
 
+/** What a kind may do with the queues once its job is recorded. */
+export interface SubmitQueues {
+  scheduleWatch(jobId: string, everyMs: number): Promise<void>;
+}
+
+/** One watch pass as a slice, from the watch's watermark (null before the first pass). */
+export interface WatchPassInput {
+  watermarkId: string | null;
+  pass: number;
+  now: Date;
+}
+
 /** A job kind: its validated params and how it splits into slices. */
 export interface JobKind<P = unknown> {
   readonly kind: string;
   readonly params: z.ZodType<P>;
   readonly priority: RequestPriority;
   plan(params: P, ctx: PlanContext): SliceSpec[];
+  /** In the transaction that records the job and its slices (e.g. the watch row). */
+  onCreate?(tx: Queryable, jobId: string, params: P): Promise<void>;
+  /** After the job's slices are queued (e.g. the watch's scheduler). */
+  afterSubmit?(queues: SubmitQueues, jobId: string, params: P): Promise<void>;
+  /** The job ends early, successfully, once it has stored `tweets`: the note saying why, or null. */
+  stopAt?(params: P, progress: { tweets: number }): string | null;
+  /** Watch kinds: the slice of the next pass. */
+  passSlice?(params: P, input: WatchPassInput): SliceSpec;
 }

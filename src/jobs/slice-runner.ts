@@ -1,9 +1,10 @@
 /**
  * Walks one slice page by page: fetch (through the gate, inside the client), then commit the
  * page with the slice's next cursor in ONE transaction, then decide: next page, split, or end.
- * Errors steer the slice by their code: 404 ends it with a note, 401/400/410 fail the job, a
- * spent quota parks the job until a key can grant again, transient failures go back to the queue
- * with backoff (the client already retried the request itself).
+ * It knows no job kind: the slice's handler says where a walk stops and when to split
+ * (SliceHandler.afterPage), the job's kind when the whole job stops (JobKind.stopAt). A failed
+ * page is turned into a decision by decideOnError (error-decision.ts, pure); this file only
+ * carries the decision out.
  */
 import { createHash } from 'node:crypto';
 import type { ApiClient } from '../api-client/index.ts';
@@ -14,6 +15,7 @@ import type { AttemptRecord } from '../api-client/index.ts';
 import { commitPage } from '../store/commit-page.ts';
 import { recordRequests } from '../store/jobs.ts';
 import type { Pool } from '../store/db.ts';
+import { isLiveJobStatus, SliceStatus } from '../store/states.ts';
 import {
   activeSliceCount,
   endJob,
@@ -26,18 +28,15 @@ import {
   type SliceForRun,
 } from '../store/job-runtime.ts';
 import { attemptsOf, withAttempts } from './attempts.ts';
-import { KeysRefusedError } from './limiter/index.ts';
-import type { FetchedPage, SliceContext } from './kind.ts';
+import { decideOnError, type ErrorDecision } from './error-decision.ts';
+import type { FetchedPage, PageVerdict, SliceContext, SplitProposal } from './kind.ts';
 import type { TaskOutcome } from './queue.ts';
-import { sliceHandler } from './registry.ts';
-import { SearchSliceParams } from './kinds/search.ts';
-import { newestMs, oldestMs } from './kinds/pages.ts';
-import { splitPoint } from './time-slices.ts';
+import { jobKind, sliceHandler } from './registry.ts';
 
 /** Consecutive empty pages (with a cursor) after which a walk is taken to be stuck. */
 export const MAX_EMPTY_PAGES = 3;
-/** How long a job parked for quota waits before trying again when no key says when. */
-export const QUOTA_RECHECK_MS = 60_000;
+/** Delay before a slice that made progress retries a transient failure (the client already retried). */
+export const TRANSIENT_RETRY_MS = 2000;
 
 export interface SliceRunnerDeps {
   pool: Pool;
@@ -45,6 +44,8 @@ export interface SliceRunnerDeps {
   logger: Logger;
   /** Aborted on shutdown: the walk stops between pages, after committing the one in flight. */
   signal: AbortSignal;
+  /** How long a job parked for quota waits when no key says when it can grant (HARVEST_QUOTA_RECHECK_MS). */
+  quotaRecheckMs: number;
   /** How many slices of one job should walk at once (rate × latency). */
   targetParallelism(): number;
   /** Called after each committed page (metrics). */
@@ -65,13 +66,13 @@ export async function runSlice(sliceId: string, deps: SliceRunnerDeps): Promise<
   let slice = await loadSliceForRun(deps.pool, sliceId);
   if (!slice) return { kind: 'done' };
   const log = deps.logger.child({ jobId: slice.jobId, slice: slice.id, sliceKind: slice.kind });
-  if (slice.status === 'done') {
+  if (slice.status === SliceStatus.DONE) {
     // The last page committed but the roll-up did not run (crash in between): finish it now.
     await finishSlice(deps.pool, { sliceId: slice.id, jobId: slice.jobId, status: 'done' });
     return { kind: 'done' };
   }
-  if (slice.status !== 'pending' && slice.status !== 'running') return { kind: 'done' };
-  if (!['queued', 'running', 'paused_quota', 'scheduled'].includes(slice.job.status)) return { kind: 'done' };
+  if (slice.status !== SliceStatus.PENDING && slice.status !== SliceStatus.RUNNING) return { kind: 'done' };
+  if (!isLiveJobStatus(slice.job.status)) return { kind: 'done' };
 
   const handler = sliceHandler(slice.kind);
   await markSliceRunning(deps.pool, slice.id, slice.jobId);
@@ -102,14 +103,15 @@ export async function runSlice(sliceId: string, deps: SliceRunnerDeps): Promise<
     }
     progressed = true;
     const fetchedAt = performance.now();
-    const step = await commitAndDecide(slice, page, attempts, deps, log);
+    const verdict = handler.afterPage?.(params, page, { firstPage: cursor === null }) ?? {};
+    const step = await commitAndDecide(slice, page, verdict, attempts, deps, log);
     if (step.kind === 'stop') return step.outcome;
     const reloaded = await loadSliceForRun(deps.pool, slice.id);
     // A slice holds its place in the parallelism for the request AND the commit and bookkeeping
     // after it; the limiter wait is left out (that is time the slice does not need).
     deps.onCycle?.(attempts.reduce((sum, a) => sum + a.durationMs, 0) + (performance.now() - fetchedAt));
-    if (!reloaded || reloaded.status !== 'running') return { kind: 'done' };
-    if (!['running', 'queued', 'paused_quota', 'scheduled'].includes(reloaded.job.status)) return { kind: 'done' };
+    if (!reloaded || reloaded.status !== SliceStatus.RUNNING) return { kind: 'done' };
+    if (!isLiveJobStatus(reloaded.job.status)) return { kind: 'done' };
     slice = reloaded;
   }
 }
@@ -117,6 +119,7 @@ export async function runSlice(sliceId: string, deps: SliceRunnerDeps): Promise<
 async function commitAndDecide(
   slice: SliceForRun,
   page: FetchedPage,
+  verdict: PageVerdict,
   attempts: AttemptRecord[],
   deps: SliceRunnerDeps,
   log: Logger,
@@ -132,13 +135,10 @@ async function commitAndDecide(
     notes.push(`${emptyRun} empty pages in a row; walk ended`);
     next = null;
   }
-  if (page.note) notes.push(page.note);
-  if (page.stop) {
-    log.debug({ reason: page.stop }, 'walk ends');
+  if (verdict.note) notes.push(verdict.note);
+  if (verdict.stop) {
+    log.debug({ reason: verdict.stop }, 'walk ends');
     next = null;
-  }
-  if (page.itemCount === 0 && slice.pages === 0 && slice.kind === 'mentions') {
-    notes.push('the first page was empty: nothing found, or the service is answering empty (outage?)');
   }
   const done = next === null;
   let result;
@@ -193,102 +193,60 @@ async function commitAndDecide(
     return { kind: 'stop', outcome: { kind: 'done' } };
   }
 
-  const maxTweets = (slice.job.params as { maxTweets?: number }).maxTweets;
-  if (maxTweets !== undefined && slice.job.tweets + result.newTweets >= maxTweets) {
-    // slice.job.tweets was read after the previous page: other slices' pages since then may make
-    // the job stop one page later, never earlier (--max-tweets is approximate by design).
-    await endJob(deps.pool, slice.jobId, `stopped at --max-tweets ${maxTweets}`);
+  const kind = jobKind(slice.job.kind);
+  const jobStop = kind.stopAt?.(kind.params.parse(slice.job.params), { tweets: slice.job.tweets + result.newTweets }) ?? null;
+  if (jobStop !== null) {
+    await endJob(deps.pool, slice.jobId, jobStop);
     return { kind: 'stop', outcome: { kind: 'done' } };
   }
-  if (slice.kind === 'search') await maybeSplit(slice, page, deps, log);
+  if (verdict.split) await split(slice, verdict.split, deps, log);
   return { kind: 'continue' };
 }
 
-/** Hands half of a dense search slice's remaining range to a new slice when the job has room. */
-async function maybeSplit(slice: SliceForRun, page: FetchedPage, deps: SliceRunnerDeps, log: Logger): Promise<void> {
-  const p = SearchSliceParams.parse(slice.params);
-  if (p.order !== 'latest' || p.sinceMs === undefined || page.tweets.length < 2) return;
-  const oldest = oldestMs(page.tweets);
-  const newest = newestMs(page.tweets);
-  if (oldest === null || newest === null) return;
-  // What this slice still has to walk: down to its own start, or to where it handed over before.
-  const floor = Math.max(p.sinceMs, p.stopBelowMs ?? p.sinceMs);
-  const at = splitPoint(floor, oldest, newest - oldest);
-  if (at === null) return;
+/** Carries out a handler's split proposal when the job walks fewer slices than its target. */
+async function split(slice: SliceForRun, proposal: SplitProposal, deps: SliceRunnerDeps, log: Logger): Promise<void> {
   if ((await activeSliceCount(deps.pool, slice.jobId)) >= deps.targetParallelism()) return;
-  const childParams = { query: p.query, order: p.order, sinceMs: floor, untilMs: at };
-  const child = await splitSlice(deps.pool, {
-    sliceId: slice.id,
-    jobId: slice.jobId,
-    stopBelowMs: at,
-    previousStopBelowMs: p.stopBelowMs ?? null,
-    childParams,
-  });
+  const child = await splitSlice(deps.pool, { sliceId: slice.id, jobId: slice.jobId, ...proposal });
   if (child) {
-    log.info({ child, splitAt: new Date(at).toISOString() }, 'dense slice split');
+    log.info({ child, splitAt: new Date(proposal.stopBelowMs).toISOString() }, 'slice split');
     await deps.onSplit(slice.jobId, child, slice.job.priority);
   }
 }
 
-/** Delay before a slice that made progress retries a transient failure (the client already retried). */
-export const TRANSIENT_RETRY_MS = 2000;
-
 async function onFetchError(error: unknown, slice: SliceForRun, deps: SliceRunnerDeps, log: Logger, progressed: boolean): Promise<Step> {
-  const code = error instanceof AppError ? error.code : undefined;
-  const message = error instanceof Error ? error.message : String(error);
   // Every attempt of a failed page cost a request: record them before steering the slice.
   await accountAttempts(deps.pool, slice, attemptsOf(error)).catch((e: unknown) =>
     log.warn({ err: e }, 'could not record the requests of a failed page'),
   );
-  switch (code) {
-    case ErrorCode.API_NOT_FOUND:
-      await finishSlice(deps.pool, {
-        sliceId: slice.id,
-        jobId: slice.jobId,
-        status: 'done',
-        note: `target missing (404: protected, suspended, deleted or unknown): ${message}`,
-      });
-      return { kind: 'stop', outcome: { kind: 'done' } };
-    case ErrorCode.API_AUTH_FAILED:
-      // One key refused: the gate has disabled it, so the next page goes out on another key.
-      // Only when every key is refused (the limiter's KeysRefusedError) does the job fail.
-      if (!(error instanceof KeysRefusedError)) {
-        log.error({ err: error }, 'a key was refused (401); it is disabled, other keys carry on');
-        return { kind: 'continue' };
-      }
+  const decision = decideOnError(error, { nowMs: Date.now(), progressed, quotaRecheckMs: deps.quotaRecheckMs, transientRetryMs: TRANSIENT_RETRY_MS });
+  return carryOut(decision, error, slice, deps, log);
+}
+
+async function carryOut(decision: ErrorDecision, error: unknown, slice: SliceForRun, deps: SliceRunnerDeps, log: Logger): Promise<Step> {
+  const done: Step = { kind: 'stop', outcome: { kind: 'done' } };
+  switch (decision.kind) {
+    case 'continue':
+      log.warn({ err: error }, 'a key was refused or spent; it is set aside and the next page asks again');
+      return { kind: 'continue' };
+    case 'fail-job':
       log.error({ err: error }, 'job failed');
-      await failJob(deps.pool, slice.jobId, code, message);
-      return { kind: 'stop', outcome: { kind: 'done' } };
-    case ErrorCode.API_BAD_REQUEST:
-    case ErrorCode.API_GONE:
-    case ErrorCode.INPUT_INVALID:
-    case ErrorCode.API_UNEXPECTED_STATUS:
-      log.error({ err: error }, 'job failed');
-      await failJob(deps.pool, slice.jobId, code, message);
-      return { kind: 'stop', outcome: { kind: 'done' } };
-    case ErrorCode.API_QUOTA_EXHAUSTED: {
-      // A 403 from the service parks that key in the gate; the next page asks again and gets
-      // another key, or the limiter's own QuotaExhaustedError (with retryAt) when none is left.
-      const retryAt = (error as { retryAt?: Date | null }).retryAt;
-      if (retryAt === undefined) return { kind: 'continue' };
-      const at = Math.max(Date.now() + 1000, retryAt ? retryAt.getTime() : Date.now() + QUOTA_RECHECK_MS);
-      await pauseJobForQuota(deps.pool, slice.jobId, `paused: quota (no key can grant until ${new Date(at).toISOString()})`);
-      log.warn({ retryAt: new Date(at).toISOString() }, 'paused: quota');
-      return { kind: 'stop', outcome: { kind: 'later', atMs: at } };
-    }
-    case ErrorCode.BUDGET_EXHAUSTED:
-      await endJob(deps.pool, slice.jobId, 'stopped: the --max-requests budget is spent');
-      return { kind: 'stop', outcome: { kind: 'done' } };
-    case ErrorCode.ABORTED:
-      return { kind: 'stop', outcome: { kind: 'later', atMs: Date.now() } };
-    default:
-      // Transient (5xx, 429 after the client's retries, transport, invalid body, database):
-      // back to the queue with backoff; the final attempt marks the slice failed. A slice that
-      // committed pages in this run starts its count afresh instead.
-      if (progressed) {
-        log.warn({ err: error }, 'transient failure after progress; retrying shortly');
-        return { kind: 'stop', outcome: { kind: 'later', atMs: Date.now() + TRANSIENT_RETRY_MS } };
-      }
+      await failJob(deps.pool, slice.jobId, decision.code, decision.message);
+      return done;
+    case 'finish-slice':
+      await finishSlice(deps.pool, { sliceId: slice.id, jobId: slice.jobId, status: 'done', note: decision.note });
+      return done;
+    case 'park':
+      await pauseJobForQuota(deps.pool, slice.jobId, decision.note);
+      log.warn({ retryAt: new Date(decision.atMs).toISOString() }, 'paused: quota');
+      return { kind: 'stop', outcome: { kind: 'later', atMs: decision.atMs } };
+    case 'end-job':
+      await endJob(deps.pool, slice.jobId, decision.note);
+      return done;
+    case 'retry-later':
+      log.warn({ err: error }, 'back to the queue shortly');
+      return { kind: 'stop', outcome: { kind: 'later', atMs: decision.atMs } };
+    case 'rethrow':
+      // Back to the queue with backoff; the final attempt marks the slice failed (failSlice).
       throw error;
   }
 }

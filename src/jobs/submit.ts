@@ -6,9 +6,7 @@
 import type { Pool } from '../store/db.ts';
 import { withTransaction } from '../store/db.ts';
 import { createJob, createSlices } from '../store/jobs.ts';
-import { createWatch } from '../store/watches.ts';
 import type { PlanContext } from './kind.ts';
-import { MentionsJobParams } from './kinds/mentions.ts';
 import type { HarvestQueues } from './queue.ts';
 import { jobKind, type JobKindName } from './registry.ts';
 
@@ -38,17 +36,11 @@ export async function submitJob(deps: SubmitDeps, input: SubmitInput): Promise<{
       maxRequests: input.maxRequests ?? null,
     });
     const ids = await createSlices(client, id, slices);
-    if (kind.kind === 'mentions') {
-      const p = MentionsJobParams.parse(params);
-      await createWatch(client, { jobId: id, handle: p.handle, params: p, everySeconds: p.everySeconds ?? null });
-    }
+    await kind.onCreate?.(client, id, params);
     return { jobId: id, sliceIds: ids };
   });
   if (input.maxRequests !== undefined) await deps.budgets.setBudget(jobId, input.maxRequests);
   for (const sliceId of sliceIds) await deps.queues.enqueueSlice(kind.priority, { jobId, sliceId });
-  if (kind.kind === 'mentions') {
-    const every = MentionsJobParams.parse(params).everySeconds;
-    if (every !== undefined) await deps.queues.scheduleWatch(jobId, every * 1000);
-  }
+  await kind.afterSubmit?.(deps.queues, jobId, params);
   return { jobId, slices: sliceIds.length };
 }

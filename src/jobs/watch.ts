@@ -4,13 +4,14 @@
  */
 import type { Pool } from '../store/db.ts';
 import { startWatchPass } from '../store/watches.ts';
-import { MentionsJobParams, passSlice } from './kinds/mentions.ts';
 import type { HarvestQueues } from './queue.ts';
+import { jobKind } from './registry.ts';
 
 export async function runWatchTick(jobId: string, deps: { pool: Pool; queues: HarvestQueues }): Promise<string | null> {
   const pass = await startWatchPass(deps.pool, jobId, (w) => {
-    const params = MentionsJobParams.parse(w.jobParams);
-    return passSlice(params, w.watermarkId, w.passes + 1, new Date());
+    const kind = jobKind(w.jobKind);
+    if (!kind.passSlice) throw new Error(`job kind ${kind.kind} has a watch but no passSlice`);
+    return kind.passSlice(kind.params.parse(w.jobParams), { watermarkId: w.watermarkId, pass: w.passes + 1, now: new Date() });
   });
   if (!pass) {
     // The watch ended (failed, cancelled, paused): its scheduler has nothing left to start.

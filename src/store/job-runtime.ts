@@ -143,17 +143,17 @@ export interface FinishSlice {
 export async function finishSlice(pool: Pool, f: FinishSlice): Promise<JobStatus> {
   return withTransaction(pool, async (client) => {
     await client.query('SELECT 1 FROM jobs WHERE id = $1::bigint FOR UPDATE', [f.jobId]);
-    const { rows } = await client.query<{ kind: string; newest: string | null; new_items: string; pass: number | null }>(
+    const { rows } = await client.query<{ newest: string | null; new_items: string; pass: number | null }>(
       `UPDATE job_slices SET status = $2, finished_at = coalesce(finished_at, now()), updated_at = now(),
               error_code = $3, error_message = $4
         WHERE id = $1::bigint AND status IN ('pending', 'running', 'done')
-        RETURNING kind, newest_tweet_id::text AS newest, new_items::text, (params->>'pass')::int AS pass`,
+        RETURNING newest_tweet_id::text AS newest, new_items::text, (params->>'pass')::int AS pass`,
       [f.sliceId, f.status, f.errorCode ?? null, f.errorMessage ?? null],
     );
     const slice = rows[0];
     // Only a pass that read to its end may move the watermark: a failed pass left tweets unread
     // below its newest, and the next pass must read them.
-    if (f.status === 'done' && slice?.kind === 'mentions' && slice.pass !== null) {
+    if (f.status === 'done' && slice && slice.pass !== null) {
       await finishWatchPass(client, f.jobId, { pass: slice.pass, highWatermarkId: slice.newest, newCount: Number(slice.new_items) });
     }
     await appendJobNote(client, f.jobId, f.note);

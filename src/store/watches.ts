@@ -75,6 +75,7 @@ export async function finishWatchPass(
 
 export interface WatchForPass {
   jobId: string;
+  jobKind: string;
   jobStatus: JobStatus;
   jobParams: unknown;
   enabled: boolean;
@@ -99,19 +100,20 @@ export async function startWatchPass(
     await client.query('SELECT 1 FROM watches WHERE job_id = $1::bigint FOR UPDATE', [jobId]);
     const { rows } = await client.query<{
       status: JobStatus;
+      kind: string;
       params: unknown;
       enabled: boolean;
       high_watermark_id: string | null;
       passes: number;
       active: string | null;
     }>(
-      `SELECT j.status, j.params, w.enabled, w.high_watermark_id::text, w.passes,
+      `SELECT j.status, j.kind, j.params, w.enabled, w.high_watermark_id::text, w.passes,
               -- A pass is still active until the watch has recorded it: its last page may have
               -- committed (status done) before finishSlice moved the watermark.
               (SELECT id::text FROM job_slices
                 WHERE job_id = j.id
                   AND (status IN ('pending', 'running')
-                       OR (kind = 'mentions' AND status = 'done' AND (params->>'pass')::int > w.passes))
+                       OR (status = 'done' AND (params->>'pass')::int > w.passes))
                 ORDER BY id LIMIT 1) AS active
          FROM watches w JOIN jobs j ON j.id = w.job_id
         WHERE w.job_id = $1::bigint`,
@@ -122,6 +124,7 @@ export async function startWatchPass(
     if (r.active) return { sliceId: r.active, started: false };
     const slice = makeSlice({
       jobId,
+      jobKind: r.kind,
       jobStatus: r.status,
       jobParams: r.params,
       enabled: r.enabled,

@@ -17,13 +17,13 @@ describe('errors steer jobs', () => {
     await h.services.gate.unparkKey(keyFingerprint('test-key-1'));
   });
 
-  it('401 fails the job at once, naming the key by fingerprint only', async () => {
+  it('401 on every key fails the job at once (KEYS_REFUSED), naming the key by fingerprint only', async () => {
     h.sim.control.removeKey('test-key-1');
     try {
       const jobId = await h.submit({ kind: 'search', params: { query: 'lang:en', since: '2026-10-01', until: '2026-10-02' } });
       const snap = await h.runUntil(jobId);
       expect(snap.status).toBe('failed');
-      expect(snap.errorCode).toBe('API_AUTH_FAILED');
+      expect(snap.errorCode).toBe('KEYS_REFUSED');
       expect(snap.errorMessage).toContain(keyFingerprint('test-key-1'));
       expect(snap.errorMessage).not.toContain('test-key-1');
     } finally {

@@ -48,7 +48,7 @@ describe('RedisGate quota', () => {
     const before = await redisNowMs(redis);
     const error = await rejection(gate.acquire({ priority: 'watch' }));
     expect(error).toBeInstanceOf(QuotaExhaustedError);
-    expect((error as QuotaExhaustedError).code).toBe(ErrorCode.API_QUOTA_EXHAUSTED);
+    expect((error as QuotaExhaustedError).code).toBe(ErrorCode.KEYS_EXHAUSTED);
     const retryAt = (error as QuotaExhaustedError).retryAt?.getTime() ?? 0;
     expect(retryAt).toBeGreaterThan(before + 55_000);
     const [state] = await gate.keyStates();
@@ -202,7 +202,7 @@ describe('RedisGate reports', () => {
     // With every key refused, waiting cannot help: the job must fail (401), not park for quota.
     const error = await rejection(gate.acquire({ priority: 'watch' }));
     expect(error).toBeInstanceOf(KeysRefusedError);
-    expect((error as KeysRefusedError).code).toBe(ErrorCode.API_AUTH_FAILED);
+    expect((error as KeysRefusedError).code).toBe(ErrorCode.KEYS_REFUSED);
     expect((error as Error).message).toContain(ONE!.fingerprint);
     await gate.unparkKey(ONE!.fingerprint);
     expect((await gate.acquire()).key).toBe('quota-key');

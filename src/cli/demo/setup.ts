@@ -32,7 +32,7 @@ export function demoConfig(targets: DemoTargets, options: DemoOptions, simulator
   );
 }
 
-/** Probes both servers and wipes the demo's database and prefix; throws ServiceUnavailableError naming the one that is down. */
+/** Probes both servers and wipes the demo's database and prefix; throws DatabaseUnavailableError or RedisUnavailableError naming the one that is down. */
 export async function resetDemoState(targets: DemoTargets, options: DemoOptions, logger: Logger): Promise<void> {
   // The `postgres` maintenance database exists on every server; the demo database may not yet.
   const probe = await openServices(demoConfig(targets, options, 'http://127.0.0.1:1', 'postgres'), logger);

@@ -30,8 +30,6 @@ export const hydrateSlice: SliceHandler<HydrateSlice> = {
   params: HydrateSlice,
   async fetchPage(p, _cursor, ctx) {
     const page = await ctx.client.tweetInfoBulk(p.ids, { priority: ctx.priority, jobId: ctx.jobId, signal: ctx.signal });
-    const found = new Set(page.items.map((t) => t.id));
-    const missing = p.ids.filter((id) => !found.has(id));
     return {
       endpoint: 'POST /v3/tweet-info-bulk',
       tweets: page.items,
@@ -39,7 +37,11 @@ export const hydrateSlice: SliceHandler<HydrateSlice> = {
       nextCursor: null,
       quarantined: page.quarantined,
       itemCount: page.items.length + page.quarantined.length,
-      ...(missing.length > 0 ? { note: `${missing.length} of ${p.ids.length} ids not returned (deleted, protected or unknown)` } : {}),
     };
+  },
+  afterPage(p, page) {
+    const found = new Set(page.tweets.map((t) => t.id));
+    const missing = p.ids.filter((id) => !found.has(id));
+    return missing.length > 0 ? { note: `${missing.length} of ${p.ids.length} ids not returned (deleted, protected or unknown)` } : {};
   },
 };

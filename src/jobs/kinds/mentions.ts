@@ -6,7 +6,8 @@
  * The watch definition (handle, filters, schedule, watermark) lives in the `watches` table.
  */
 import { z } from 'zod';
-import type { JobKind, SliceHandler } from '../kind.ts';
+import { createWatch } from '../../store/watches.ts';
+import type { JobKind, PageVerdict, SliceHandler, SliceSpec } from '../kind.ts';
 import { oldestMs, tweetPage } from './pages.ts';
 
 export const DEFAULT_FIRST_PASS_LOOKBACK_MS = 7 * 24 * 3600 * 1000;
@@ -42,7 +43,7 @@ export function firstPassFloorMs(params: MentionsJobParams, now: Date): number {
   return params.since ? Date.parse(`${params.since}T00:00:00Z`) : now.getTime() - DEFAULT_FIRST_PASS_LOOKBACK_MS;
 }
 
-export function passSlice(params: MentionsJobParams, watermarkId: string | null, pass: number, now: Date) {
+export function passSlice(params: MentionsJobParams, watermarkId: string | null, pass: number, now: Date): SliceSpec {
   return {
     kind: 'mentions',
     params: {
@@ -64,6 +65,15 @@ export const mentionsJob: JobKind<MentionsJobParams> = {
   plan(params, ctx) {
     return [passSlice(params, null, 1, ctx.now)];
   },
+  async onCreate(tx, jobId, params) {
+    await createWatch(tx, { jobId, handle: params.handle, params, everySeconds: params.everySeconds ?? null });
+  },
+  async afterSubmit(queues, jobId, params) {
+    if (params.everySeconds !== undefined) await queues.scheduleWatch(jobId, params.everySeconds * 1000);
+  },
+  passSlice(params, input) {
+    return passSlice(params, input.watermarkId, input.pass, input.now);
+  },
 };
 
 export const mentionsSlice: SliceHandler<MentionsSliceParams> = {
@@ -83,14 +93,20 @@ export const mentionsSlice: SliceHandler<MentionsSliceParams> = {
       },
       { priority: ctx.priority, jobId: ctx.jobId, signal: ctx.signal },
     );
-    const fetched = tweetPage('POST /v3/mentions', page);
-    const watermark = p.watermarkId === null ? null : BigInt(p.watermarkId);
-    if (watermark !== null && page.items.some((t) => BigInt(t.id) <= watermark)) {
-      fetched.stop = 'caught up with the previous pass';
-    } else if (p.floorMs !== null) {
-      const oldest = oldestMs(page.items);
-      if (oldest !== null && oldest < p.floorMs) fetched.stop = 'reached the first pass lookback';
+    return tweetPage('POST /v3/mentions', page);
+  },
+  afterPage(p, page, info) {
+    const verdict: PageVerdict = {};
+    if (info.firstPage && page.itemCount === 0) {
+      verdict.note = 'the first page was empty: nothing found, or the service is answering empty (outage?)';
     }
-    return fetched;
+    const watermark = p.watermarkId === null ? null : BigInt(p.watermarkId);
+    if (watermark !== null && page.tweets.some((t) => BigInt(t.id) <= watermark)) {
+      verdict.stop = 'caught up with the previous pass';
+    } else if (p.floorMs !== null) {
+      const oldest = oldestMs(page.tweets);
+      if (oldest !== null && oldest < p.floorMs) verdict.stop = 'reached the first pass lookback';
+    }
+    return verdict;
   },
 };

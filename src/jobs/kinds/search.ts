@@ -6,9 +6,10 @@
  * --max-tweets or --max-requests.
  */
 import { z } from 'zod';
-import type { JobKind, SliceHandler } from '../kind.ts';
-import { rangeOperators, splitRange, targetParallelism } from '../time-slices.ts';
-import { oldestMs, tweetPage } from './pages.ts';
+import type { JobKind, PageVerdict, SliceHandler } from '../kind.ts';
+import { rangeOperators, splitPoint, splitRange, targetParallelism } from '../time-slices.ts';
+import { maxTweetsStop } from './max-tweets.ts';
+import { newestMs, oldestMs, tweetPage } from './pages.ts';
 
 const isoDate = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'a date YYYY-MM-DD');
 
@@ -49,6 +50,7 @@ export const searchJob: JobKind<SearchJobParams> = {
     const ranges = splitRange({ sinceMs: dayMs(params.since), untilMs }, initial);
     return ranges.map((r) => ({ kind: 'search', params: { ...base, sinceMs: r.sinceMs, untilMs: r.untilMs } }));
   },
+  stopAt: (params, progress) => maxTweetsStop(params.maxTweets, progress),
 };
 
 export function sliceQuery(p: SearchSliceParams): string {
@@ -64,11 +66,34 @@ export const searchSlice: SliceHandler<SearchSliceParams> = {
       { query: sliceQuery(p), order: p.order, ...(cursor ? { cursor } : {}) },
       { priority: ctx.priority, jobId: ctx.jobId, signal: ctx.signal },
     );
-    const fetched = tweetPage('POST /v3/search-tweets', page);
-    const oldest = oldestMs(page.items);
+    return tweetPage('POST /v3/search-tweets', page);
+  },
+  afterPage(p, page) {
+    const verdict: PageVerdict = {};
+    const oldest = oldestMs(page.tweets);
     if (p.stopBelowMs !== undefined && p.order === 'latest' && oldest !== null && oldest < p.stopBelowMs) {
-      fetched.stop = 'reached the range handed to another slice';
+      verdict.stop = 'reached the range handed to another slice';
+      return verdict;
     }
-    return fetched;
+    const split = proposeSplit(p, page.tweets);
+    if (split) verdict.split = split;
+    return verdict;
   },
 };
+
+/**
+ * A dense slice hands the older half of what it still has to walk to a new slice (the runner
+ * does it only while the job walks fewer slices than its target parallelism).
+ */
+function proposeSplit(p: SearchSliceParams, tweets: Parameters<typeof oldestMs>[0]): PageVerdict['split'] {
+  if (p.order !== 'latest' || p.sinceMs === undefined || tweets.length < 2) return undefined;
+  const oldest = oldestMs(tweets);
+  const newest = newestMs(tweets);
+  if (oldest === null || newest === null) return undefined;
+  // What this slice still has to walk: down to its own start, or to where it handed over before.
+  const floor = Math.max(p.sinceMs, p.stopBelowMs ?? p.sinceMs);
+  const at = splitPoint(floor, oldest, newest - oldest);
+  if (at === null) return undefined;
+  const childParams: SearchSliceParams = { query: p.query, order: p.order, sinceMs: floor, untilMs: at };
+  return { stopBelowMs: at, previousStopBelowMs: p.stopBelowMs ?? null, childParams };
+}

@@ -1,6 +1,7 @@
 /** A user's profile (one request) and timeline (a cursor walk over /v3/user-tweets). */
 import { z } from 'zod';
 import type { JobKind, SliceHandler } from '../kind.ts';
+import { maxTweetsStop } from './max-tweets.ts';
 import { tweetPage } from './pages.ts';
 
 export const UserTarget = z.union([
@@ -25,6 +26,7 @@ export const userJob: JobKind<UserJobParams> = {
       { kind: 'user-tweets', params: { target: params.target } },
     ];
   },
+  stopAt: (params, progress) => maxTweetsStop(params.maxTweets, progress),
 };
 
 const TargetOnly = z.object({ target: UserTarget });

@@ -11,7 +11,7 @@ export class QuotaExhaustedError extends AppError {
 
   constructor(retryAt: Date | null) {
     super(
-      ErrorCode.API_QUOTA_EXHAUSTED,
+      ErrorCode.KEYS_EXHAUSTED,
       retryAt
         ? `no API key can grant a request before ${retryAt.toISOString()}`
         : 'no API key can grant a request (quota spent or keys disabled)',
@@ -36,7 +36,7 @@ export class KeysRefusedError extends AppError {
 
   constructor(fingerprints: readonly string[]) {
     super(
-      ErrorCode.API_AUTH_FAILED,
+      ErrorCode.KEYS_REFUSED,
       `every API key was refused by the service (401): ${fingerprints.join(', ')}; check HARVEST_API_KEYS`,
     );
     this.fingerprints = fingerprints;
