@@ -1,6 +1,6 @@
 import { runCli } from '../helpers/cli.ts';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startHarness, type Harness } from '../helpers/harness.ts';
+import { describe, expect, it } from 'vitest';
+import { useHarness } from '../helpers/harness.ts';
 
 const BAD: string[][] = [
   ['search'],
@@ -47,13 +47,7 @@ const BAD: string[][] = [
 ];
 
 describe('bad command lines', () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await startHarness();
-  });
-  afterAll(async () => {
-    await h?.close();
-  });
+  const h = useHarness();
 
   it.each(BAD.map((argv) => [argv.join(' '), argv] as const))('%s → one clear line, non-zero exit, nothing enqueued', async (_name, argv) => {
     const { code, err: text } = await runCli(argv, h.env);

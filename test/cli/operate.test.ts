@@ -1,20 +1,14 @@
 import { runCli } from '../helpers/cli.ts';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { RequestGate } from '../../src/api-client/gate.ts';
 import { RateWaitTracker } from '../../src/jobs/rate-wait.ts';
 import { jobSnapshot } from '../../src/store/job-status.ts';
-import { startHarness, type Harness } from '../helpers/harness.ts';
+import { useHarness } from '../helpers/harness.ts';
 
 describe('operating commands', () => {
-  let h: Harness;
+  const h = useHarness();
   /** Runs a command in the harness environment (never by mutating process.env). */
   const run = (argv: string[]) => runCli(argv, h.env);
-  beforeAll(async () => {
-    h = await startHarness();
-  });
-  afterAll(async () => {
-    await h?.close();
-  });
 
   it('a job command prints the job id on its first line; status, pause, resume and cancel steer it', async () => {
     const created = await run(['search', 'coffee', '--since', '2026-10-01', '--until', '2026-10-20']);

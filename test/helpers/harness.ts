@@ -4,6 +4,7 @@
  * close() removes every Redis key of the prefix and drops the database.
  */
 import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll } from 'vitest';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { Harvester, type HarvesterOptions } from '../../src/jobs/harvester.ts';
 import { deletePrefixKeysAt } from '../../src/jobs/redis-keys.ts';
@@ -12,6 +13,7 @@ import { planContext } from '../../src/jobs/harvester.ts';
 import { submitJob, type SubmitInput } from '../../src/jobs/submit.ts';
 import { silentLogger } from '../../src/logger.ts';
 import { startSimulator, type RunningSimulator, type SimulatorOptions } from '../../src/simulator/index.ts';
+import { createWorld } from '../../src/simulator/world/index.ts';
 import { jobSnapshot, type JobSnapshot } from '../../src/store/job-status.ts';
 import { createTestDatabase, type TestDatabase } from './database.ts';
 import { REDIS_URL } from './redis.ts';
@@ -32,9 +34,23 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function startHarness(
-  options: { simulator?: SimulatorOptions; keys?: string[]; rate?: number; env?: Record<string, string> } = {},
-): Promise<Harness> {
+export interface HarnessOptions {
+  simulator?: SimulatorOptions;
+  keys?: string[];
+  rate?: number;
+  /** Extra environment on top of the harness's own (it wins over the defaults). */
+  env?: Record<string, string>;
+}
+
+/**
+ * What the worker-process tests (several workers, kills, terminated connections) run against:
+ * 40,000 tweets, so a week's search is a few hundred pages, served with 40–160 ms latency.
+ */
+export function busyWorldOptions(): HarnessOptions {
+  return { simulator: { world: createWorld({ seed: 11, scale: { users: 1500, tweets: 40_000 } }), latencyMs: [40, 160] } };
+}
+
+export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
   const keys = options.keys ?? ['test-key-1'];
   const sim = await startSimulator({ keys, seed: 7, scale: 'small', ...options.simulator });
   const db = await createTestDatabase();
@@ -100,4 +116,27 @@ export async function jobTweetIds(h: Harness, jobId: string): Promise<string[]> 
     [jobId],
   );
   return rows.map((r) => r.id);
+}
+
+/**
+ * One harness for the enclosing describe block (or file): started before its tests, closed after
+ * them (after the block's own later-registered afterAll hooks, which vitest runs first). The
+ * returned object stands for the started harness; using it outside a test or hook throws.
+ * `options` may be a function, so costly parts (a generated world) are built in beforeAll.
+ */
+export function useHarness(options: HarnessOptions | (() => HarnessOptions) = {}): Harness {
+  let current: Harness | undefined;
+  beforeAll(async () => {
+    current = await startHarness(typeof options === 'function' ? options() : options);
+  });
+  afterAll(async () => {
+    await current?.close();
+    current = undefined;
+  });
+  return new Proxy({} as Harness, {
+    get(_target, property) {
+      if (current === undefined) throw new Error(`harness.${String(property)} used outside the tests of its describe block`);
+      return Reflect.get(current, property);
+    },
+  });
 }

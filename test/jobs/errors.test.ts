@@ -1,16 +1,10 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { keyFingerprint } from '../../src/key-fingerprint.ts';
-import { jobTweetIds, startHarness, type Harness } from '../helpers/harness.ts';
+import { jobTweetIds, useHarness } from '../helpers/harness.ts';
 import { expectedSearchIds } from './ground-truth.ts';
 
 describe('errors steer jobs', () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await startHarness({ env: { HARVEST_QUOTA_RECHECK_MS: '1500', HARVEST_WATCH_RESERVE: '0' } });
-  });
-  afterAll(async () => {
-    await h?.close();
-  });
+  const h = useHarness({ env: { HARVEST_QUOTA_RECHECK_MS: '1500', HARVEST_WATCH_RESERVE: '0' } });
   afterEach(async () => {
     h.sim.control.setFaults({ repeatCursorAfterPages: null, errorRate500: 0, burst429: null, emptyPageRate: 0 });
     h.sim.control.setQuota('test-key-1', 100_000);

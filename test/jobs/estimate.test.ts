@@ -1,17 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { main } from '../../src/cli/main.ts';
 import { estimateSearch } from '../../src/jobs/estimate.ts';
-import { startHarness, type Harness } from '../helpers/harness.ts';
+import { useHarness } from '../helpers/harness.ts';
 import { expectedSearchIds } from './ground-truth.ts';
 
 describe('search --estimate', () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await startHarness();
-  });
-  afterAll(async () => {
-    await h?.close();
-  });
+  const h = useHarness();
 
   const searches = () => h.sim.control.requestLog().filter((r) => r.path === '/v3/search-tweets').length;
   const deps = () => ({ client: h.services.client, pooledRate: 20, latencyMs: 500, quotaLeft: async () => 1000 });

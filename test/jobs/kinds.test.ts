@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { World } from '../../src/simulator/model.ts';
-import { jobTweetIds, startHarness, type Harness } from '../helpers/harness.ts';
+import { jobTweetIds, useHarness, type Harness } from '../helpers/harness.ts';
 
 const visible = (w: World, i: number) => {
   const u = w.users[i]!;
@@ -13,13 +13,7 @@ async function count(h: Harness, sql: string, params: unknown[]): Promise<number
 }
 
 describe('job kinds end to end', () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await startHarness();
-  });
-  afterAll(async () => {
-    await h?.close();
-  });
+  const h = useHarness();
 
   it('list: tweets, members and followers (200 a page), with edges', async () => {
     const w = h.sim.world;

@@ -1,15 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runWatchTick } from '../../src/jobs/watch.ts';
-import { jobTweetIds, startHarness, type Harness } from '../helpers/harness.ts';
+import { jobTweetIds, useHarness } from '../helpers/harness.ts';
 
 describe('mention watch', () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await startHarness();
-  });
-  afterAll(async () => {
-    await h?.close();
-  });
+  const h = useHarness();
 
   const mentionCalls = () => h.sim.control.requestLog().filter((r) => r.path === '/v3/mentions').length;
 

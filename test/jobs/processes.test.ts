@@ -4,10 +4,9 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createWorld } from '../../src/simulator/world/index.ts';
+import { afterAll, describe, expect, it } from 'vitest';
 import { jobSnapshot } from '../../src/store/job-status.ts';
-import { jobTweetIds, startHarness, type Harness } from '../helpers/harness.ts';
+import { busyWorldOptions, jobTweetIds, useHarness, type Harness } from '../helpers/harness.ts';
 import { expectedSearchIds } from './ground-truth.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/harvest.js', import.meta.url));
@@ -45,15 +44,11 @@ function busiestSecond(h: Harness): number {
 }
 
 describe('worker processes', () => {
-  let h: Harness;
+  const h = useHarness(busyWorldOptions);
   const workers: ChildProcess[] = [];
-  beforeAll(async () => {
-    const world = createWorld({ seed: 11, scale: { users: 1500, tweets: 40_000 } });
-    h = await startHarness({ simulator: { world, latencyMs: [40, 160] } });
-  });
-  afterAll(async () => {
+  // Registered after the harness's own afterAll, so it runs first: workers die before the database goes.
+  afterAll(() => {
     for (const w of workers) if (w.exitCode === null) w.kill('SIGKILL');
-    await h?.close();
   });
 
   it('three processes sharing one key never exceed its rate (no 429)', async () => {

@@ -3,7 +3,7 @@
  * a job whose last slice ended while paused completes on resume, search slices split exactly when
  * the service sends whole-second timestamps, and one refused key of several does not fail a job.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { controlJob } from '../../src/jobs/control.ts';
 import { Harvester } from '../../src/jobs/harvester.ts';
 import { runWatchTick } from '../../src/jobs/watch.ts';
@@ -11,18 +11,12 @@ import { keyFingerprint } from '../../src/key-fingerprint.ts';
 import { commitPage } from '../../src/store/commit-page.ts';
 import { finishSlice } from '../../src/store/job-runtime.ts';
 import { jobSnapshot } from '../../src/store/job-status.ts';
-import { jobTweetIds, startHarness, type Harness } from '../helpers/harness.ts';
+import { jobTweetIds, useHarness } from '../helpers/harness.ts';
 import { getWatch } from '../helpers/store-rows.ts';
 import { expectedSearchIds } from './ground-truth.ts';
 
 describe('runner edge cases', () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await startHarness({ keys: ['key-a', 'key-b'] });
-  });
-  afterAll(async () => {
-    await h?.close();
-  });
+  const h = useHarness({ keys: ['key-a', 'key-b'] });
 
   it('a failed watch pass does not move the watermark (the next pass must read what it missed)', async () => {
     const jobId = await h.submit({ kind: 'mentions', params: { handle: 'nobody_here', everySeconds: 3600 } });

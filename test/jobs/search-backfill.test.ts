@@ -1,16 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { jobSnapshot } from '../../src/store/job-status.ts';
-import { jobTweetIds, startHarness, type Harness } from '../helpers/harness.ts';
+import { jobTweetIds, useHarness } from '../helpers/harness.ts';
 import { expectedSearchIds } from './ground-truth.ts';
 
 describe('search backfill', () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await startHarness();
-  });
-  afterAll(async () => {
-    await h?.close();
-  });
+  const h = useHarness();
 
   it('stores exactly the tweets the query matches over the date range, in parallel slices', async () => {
     const expected = expectedSearchIds(h.sim.world, 'lang:en since:2026-10-01 until:2026-10-15');

@@ -8,8 +8,8 @@ import { runCli } from '../helpers/cli.ts';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startHarness, type Harness } from '../helpers/harness.ts';
+import { afterAll, describe, expect, it } from 'vitest';
+import { useHarness } from '../helpers/harness.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'harvest-bad-'));
 const junkFile = join(dir, 'junk.txt');
@@ -71,12 +71,8 @@ const BAD: Array<[string[], RegExp]> = [
 ];
 
 describe('malformed command lines (reliability)', () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await startHarness();
-  });
+  const h = useHarness();
   afterAll(async () => {
-    await h?.close();
     rmSync(dir, { recursive: true, force: true });
   });
 

@@ -3,22 +3,17 @@
  * the dead one held (after its lock expires), and the job still ends with exactly the simulator's
  * own answer, no page lost and none counted twice.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createWorld } from '../../src/simulator/world/index.ts';
-import { jobTweetIds, startHarness, type Harness } from '../helpers/harness.ts';
+import { afterAll, describe, expect, it } from 'vitest';
+import { busyWorldOptions, jobTweetIds, useHarness } from '../helpers/harness.ts';
 import { expectedSearchIds } from '../jobs/ground-truth.ts';
 import { exited, isEnd, startWorker, stopWorker, waitForJob, type WorkerProcess } from './support.ts';
 
 describe('kill -9 of workers during a backfill', () => {
-  let h: Harness;
+  const h = useHarness(busyWorldOptions);
   const workers: WorkerProcess[] = [];
-  beforeAll(async () => {
-    const world = createWorld({ seed: 11, scale: { users: 1500, tweets: 40_000 } });
-    h = await startHarness({ simulator: { world, latencyMs: [40, 160] } });
-  });
-  afterAll(async () => {
+  // Registered after the harness's own afterAll, so it runs first: workers die before the database goes.
+  afterAll(() => {
     for (const w of workers) if (w.proc.exitCode === null) w.proc.kill('SIGKILL');
-    await h?.close();
   });
 
   it('five SIGKILLs mid-run: the exact tweet set and every slice done', { timeout: 58_000 }, async () => {

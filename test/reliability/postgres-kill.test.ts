@@ -3,22 +3,17 @@
  * the page in flight rolls back with its transaction, the slice is retried, and the run finishes
  * with the exact set.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createWorld } from '../../src/simulator/world/index.ts';
-import { jobTweetIds, startHarness, type Harness } from '../helpers/harness.ts';
+import { afterAll, describe, expect, it } from 'vitest';
+import { busyWorldOptions, jobTweetIds, useHarness } from '../helpers/harness.ts';
 import { expectedSearchIds } from '../jobs/ground-truth.ts';
 import { deadWorker, isEnd, sleep, startWorker, stopWorker, waitForJob, type WorkerProcess } from './support.ts';
 
 describe('Postgres connections terminated mid-run', () => {
-  let h: Harness;
+  const h = useHarness(busyWorldOptions);
   const workers: WorkerProcess[] = [];
-  beforeAll(async () => {
-    const world = createWorld({ seed: 11, scale: { users: 1500, tweets: 40_000 } });
-    h = await startHarness({ simulator: { world, latencyMs: [40, 160] } });
-  });
-  afterAll(async () => {
+  // Registered after the harness's own afterAll, so it runs first: workers die before the database goes.
+  afterAll(() => {
     for (const w of workers) if (w.proc.exitCode === null) w.proc.kill('SIGKILL');
-    await h?.close();
   });
 
   /** Terminates every connection to the test database but the one asking; returns how many. */
