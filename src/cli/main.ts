@@ -8,6 +8,7 @@ import { registerSimulatorCommand } from '../simulator/cli.ts';
 import { registerExportCommand } from './commands/export.ts';
 import { registerJobCommands } from './commands/jobs.ts';
 import { registerOperateCommands } from './commands/operate.ts';
+import { registerRefreshCommand } from './commands/refresh.ts';
 import { registerDemoCommand } from './commands/demo.ts';
 import type { CliState } from './context.ts';
 
@@ -21,6 +22,7 @@ export function buildProgram(state: CliState): Command {
   registerOperateCommands(program, state);
   registerDemoCommand(program, state);
   registerExportCommand(program, state);
+  registerRefreshCommand(program, state);
   registerSimulatorCommand(program);
   for (const cmd of program.commands) cmd.exitOverride();
   return program;

@@ -4,11 +4,12 @@ import { communityJob, communityMembersSlice } from './kinds/community.ts';
 import { hydrateJob, hydrateSlice } from './kinds/hydrate.ts';
 import { listFollowersSlice, listJob, listMembersSlice, listTweetsSlice } from './kinds/list.ts';
 import { mentionsJob, mentionsSlice } from './kinds/mentions.ts';
+import { refreshJob } from './kinds/refresh.ts';
 import { commentsSlice, repliesJob } from './kinds/replies.ts';
 import { searchJob, searchSlice } from './kinds/search.ts';
 import { profileSlice, userJob, userTweetsSlice } from './kinds/user.ts';
 
-const jobKinds = [searchJob, mentionsJob, userJob, listJob, communityJob, repliesJob, hydrateJob] as const;
+const jobKinds = [searchJob, mentionsJob, userJob, listJob, communityJob, repliesJob, hydrateJob, refreshJob] as const;
 
 const sliceHandlers = [
   searchSlice,

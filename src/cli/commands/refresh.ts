@@ -1,0 +1,148 @@
+/**
+ * `harvest refresh <job-id> [--older-than 24h] [--every 6h --for 7d]`: re-reads a job's tweets
+ * 100 per request and records changed engagement counts (tweet_metrics). Every argument is
+ * validated before Postgres or Redis is touched; an unknown source job enqueues nothing.
+ * `--estimate` counts the tweets in Postgres and spends no request.
+ */
+import type { Command } from 'commander';
+import { z } from 'zod';
+import { requireApiKeys } from '../../config.ts';
+import { InputError } from '../../errors.ts';
+import { planContext } from '../../jobs/harvester.ts';
+import { estimateRefresh, RefreshJobParams, submitRefresh } from '../../jobs/kinds/refresh.ts';
+import { targetParallelism } from '../../jobs/time-slices.ts';
+import { createPool, type Queryable } from '../../store/db.ts';
+import { jobExists } from '../../store/refresh.ts';
+import { cliRuntime, withServices, type CliState } from '../context.ts';
+import { parseConcurrency, parseEvery, parseJobId, parsePositiveInt } from '../inputs.ts';
+import { formatCount } from '../progress.ts';
+import { waitForJob } from '../wait.ts';
+
+const MAX_DURATION_S = 10 * 365 * 86_400;
+
+/** `30m`, `24h`, `7d`, `1h30m`: a positive span in seconds. */
+export const durationSchema = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .transform((s, ctx) => {
+    const m = /^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$/.exec(s);
+    const seconds = m ? Number(m[1] ?? 0) * 86_400 + Number(m[2] ?? 0) * 3600 + Number(m[3] ?? 0) * 60 + Number(m[4] ?? 0) : 0;
+    if (!m || s === '' || seconds <= 0 || seconds > MAX_DURATION_S) {
+      ctx.addIssue({ code: 'custom', message: 'expected a duration like 30m, 24h, 7d or 1h30m (at most 10 years)' });
+      return z.NEVER;
+    }
+    return seconds;
+  });
+
+function parseDuration(raw: string, option: string): number {
+  const r = durationSchema.safeParse(raw);
+  if (r.success) return r.data;
+  throw new InputError(`${option}: ${r.error.issues[0]?.message ?? 'expected a duration'}, got ${JSON.stringify(raw)}`, { cause: r.error });
+}
+
+interface RefreshOptions {
+  olderThan?: string;
+  every?: string;
+  for?: string;
+  estimate?: boolean;
+  wait?: boolean;
+  maxRequests?: string;
+  concurrency?: string;
+}
+
+export interface ParsedRefresh {
+  params: RefreshJobParams;
+  estimate: boolean;
+  wait: boolean;
+  maxRequests: number | undefined;
+  concurrency: number | undefined;
+}
+
+/** Every argument, validated; throws an InputError naming the option. */
+export function parseRefreshArgs(jobId: string, o: RefreshOptions): ParsedRefresh {
+  const sourceJobId = parseJobId(jobId);
+  const olderThanSeconds = o.olderThan === undefined ? undefined : parseDuration(o.olderThan, '--older-than');
+  const everySeconds = o.every === undefined ? undefined : parseEvery(o.every);
+  const forSeconds = o.for === undefined ? undefined : parseDuration(o.for, '--for');
+  if ((everySeconds === undefined) !== (forSeconds === undefined)) {
+    throw new InputError(
+      everySeconds === undefined
+        ? '--for: needs --every (how often to refresh the tweets younger than --for)'
+        : '--every: needs --for (how young a tweet must be to keep being refreshed, e.g. --for 7d)',
+    );
+  }
+  if (everySeconds !== undefined && forSeconds !== undefined && everySeconds >= forSeconds) {
+    throw new InputError(`--every: must be shorter than --for, or no tweet would be refreshed twice`);
+  }
+  return {
+    params: RefreshJobParams.parse({
+      sourceJobId,
+      ...(olderThanSeconds !== undefined ? { olderThanSeconds } : {}),
+      ...(everySeconds !== undefined ? { everySeconds, forSeconds } : {}),
+    }),
+    estimate: o.estimate === true,
+    wait: o.wait === true,
+    maxRequests: o.maxRequests === undefined ? undefined : parsePositiveInt(o.maxRequests, '--max-requests'),
+    concurrency: o.concurrency === undefined ? undefined : parseConcurrency(o.concurrency),
+  };
+}
+
+async function assertSourceJob(db: Queryable, jobId: string): Promise<void> {
+  if (!(await jobExists(db, jobId))) throw new InputError(`<job-id>: there is no job ${jobId}; nothing was queued`);
+}
+
+async function printEstimate(state: CliState, args: ParsedRefresh): Promise<void> {
+  const { config } = cliRuntime(state, { quiet: true });
+  const pool = createPool(config.databaseUrl, { max: 1, applicationName: 'harvest-refresh' });
+  try {
+    await assertSourceJob(pool, args.params.sourceJobId);
+    const e = await estimateRefresh(pool, args.params);
+    const budget = args.maxRequests === undefined ? '' : ` (--max-requests ${formatCount(args.maxRequests)} caps it)`;
+    console.log(`tweets     ${formatCount(e.tweets)}`);
+    console.log(`requests   ${formatCount(e.requests)}${args.params.everySeconds === undefined ? '' : ' per pass'}${budget}`);
+    console.log('probe      none: counted in Postgres; nothing was queued');
+  } finally {
+    await pool.end();
+  }
+}
+
+async function run(state: CliState, args: ParsedRefresh): Promise<void> {
+  const runtime = cliRuntime(state, { quiet: true });
+  requireApiKeys(runtime.config);
+  await withServices(runtime, async (services) => {
+    await assertSourceJob(services.pool, args.params.sourceJobId);
+    const { jobId, slices, tweets } = await submitRefresh(
+      { pool: services.pool, queues: services.queues, budgets: services.gate },
+      { params: args.params, ...(args.maxRequests !== undefined ? { maxRequests: args.maxRequests } : {}) },
+    );
+    console.log(jobId);
+    console.error(`job ${jobId}: refresh of job ${args.params.sourceJobId}, ${tweets} tweets in ${slices} slice${slices === 1 ? '' : 's'} queued`);
+    if (!args.wait) {
+      console.error(`a worker runs it: \`harvest worker\`, or re-run with --wait; \`harvest status ${jobId}\` shows progress`);
+      return;
+    }
+    const ctx = await planContext(services);
+    const concurrency = args.concurrency ?? targetParallelism(ctx.pooledRate, ctx.latencyMs);
+    state.exitCode = await waitForJob(services, jobId, { concurrency });
+  });
+}
+
+export function registerRefreshCommand(program: Command, state: CliState): void {
+  program
+    .command('refresh')
+    .description("re-reads a job's tweets 100 per request and records changed engagement counts")
+    .argument('<job-id>', 'the job whose tweets to re-read')
+    .option('--older-than <duration>', 'only tweets first stored at least this long ago (e.g. 24h)')
+    .option('--every <interval>', 'keep refreshing every interval (e.g. 6h); needs --for')
+    .option('--for <duration>', 'with --every: the tweets posted within this span (e.g. 7d); ends when none is that young')
+    .option('--estimate', 'count the tweets and requests (one per 100 tweets); no request, enqueue nothing')
+    .option('--max-requests <n>', 'request budget: the job never spends more')
+    .option('--wait', 'work the job in this process until it ends, showing progress')
+    .option('--concurrency <n>', 'with --wait: slices walked at once (default: rate × latency)')
+    .action(async (jobId: string, o: RefreshOptions) => {
+      const args = parseRefreshArgs(jobId, o);
+      if (args.estimate) await printEstimate(state, args);
+      else await run(state, args);
+    });
+}

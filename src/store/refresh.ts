@@ -1,0 +1,94 @@
+/**
+ * Refresh jobs: which of a source job's tweets to re-read, and the next pass of a scheduled
+ * refresh. The pass is started under the watch row's lock (as a mention watch's is), so two ticks
+ * never start overlapping passes.
+ */
+import type { Pool, Queryable } from './db.ts';
+import { withTransaction } from './db.ts';
+import { createSlices, type NewSlice } from './jobs.ts';
+import { isLiveJobStatus, type JobStatus } from './states.ts';
+
+export interface RefreshSelection {
+  sourceJobId: string;
+  /** Only tweets the harvester first stored at or before this instant (`--older-than`). */
+  firstSeenBefore?: Date;
+  /** Only tweets posted at or after this instant (`--for`: young enough to keep refreshing). */
+  createdAfter?: Date;
+}
+
+/** The source job's tweets to re-read, ascending by id (ids as decimal strings). */
+export async function refreshTweetIds(db: Queryable, s: RefreshSelection): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>(
+    `SELECT jt.tweet_id::text AS id
+       FROM job_tweets jt JOIN tweets t ON t.id = jt.tweet_id
+      WHERE jt.job_id = $1::bigint
+        AND ($2::timestamptz IS NULL OR t.first_seen_at <= $2::timestamptz)
+        AND ($3::timestamptz IS NULL OR t.created_at >= $3::timestamptz)
+      ORDER BY jt.tweet_id`,
+    [s.sourceJobId, s.firstSeenBefore?.toISOString() ?? null, s.createdAfter?.toISOString() ?? null],
+  );
+  return rows.map((r) => r.id);
+}
+
+/** Whether the job exists (a refresh of an unknown job is refused before anything is written). */
+export async function jobExists(db: Queryable, jobId: string): Promise<boolean> {
+  const { rows } = await db.query('SELECT 1 FROM jobs WHERE id = $1::bigint', [jobId]);
+  return rows.length > 0;
+}
+
+export type RefreshPassOutcome =
+  /** Slices of a pass (new, or still active from an earlier tick): queue them. */
+  | { kind: 'pass'; sliceIds: string[]; started: boolean }
+  /** The job is no longer live or its watch is disabled: nothing to start. */
+  | { kind: 'ended' }
+  /** No tweet is young enough any more: the watch was disabled and the job completed. */
+  | { kind: 'completed' };
+
+/**
+ * Starts the next pass of a scheduled refresh unless one is active. `plan` turns the ids selected
+ * by `select` (read under the lock, so a pass sees every tweet stored before it) into slices.
+ */
+export async function startRefreshPass(
+  pool: Pool,
+  jobId: string,
+  pass: { select(db: Queryable, jobParams: unknown): Promise<string[]>; plan(ids: readonly string[]): NewSlice[]; doneNote: string },
+): Promise<RefreshPassOutcome> {
+  return withTransaction(pool, async (client) => {
+    // Lock first, then read in a new statement (READ COMMITTED: see startWatchPass).
+    await client.query('SELECT 1 FROM watches WHERE job_id = $1::bigint FOR UPDATE', [jobId]);
+    const { rows } = await client.query<{ status: JobStatus; params: unknown; enabled: boolean; active: string[] }>(
+      `SELECT j.status, j.params, w.enabled,
+              array(SELECT id::text FROM job_slices WHERE job_id = j.id AND status IN ('pending', 'running') ORDER BY id) AS active
+         FROM watches w JOIN jobs j ON j.id = w.job_id
+        WHERE w.job_id = $1::bigint`,
+      [jobId],
+    );
+    const r = rows[0];
+    if (!r || !r.enabled || !isLiveJobStatus(r.status)) return { kind: 'ended' };
+    if (r.active.length > 0) return { kind: 'pass', sliceIds: r.active, started: false };
+    const ids = await pass.select(client, r.params);
+    if (ids.length === 0) {
+      await client.query('UPDATE watches SET enabled = false, next_due_at = NULL WHERE job_id = $1::bigint', [jobId]);
+      await client.query(
+        `UPDATE jobs SET status = 'completed', finished_at = now(), updated_at = now(),
+                note = left(CASE WHEN note IS NULL OR note = '' THEN $2 ELSE note || '; ' || $2 END, 2000)
+          WHERE id = $1::bigint`,
+        [jobId, pass.doneNote],
+      );
+      return { kind: 'completed' };
+    }
+    const sliceIds = await createSlices(client, jobId, pass.plan(ids));
+    await client.query(
+      `UPDATE watches SET passes = passes + 1, last_pass_started_at = now(),
+              next_due_at = CASE WHEN every_seconds IS NULL THEN NULL ELSE now() + make_interval(secs => every_seconds) END
+        WHERE job_id = $1::bigint`,
+      [jobId],
+    );
+    await client.query(
+      `UPDATE jobs SET status = 'running', started_at = coalesce(started_at, now()), updated_at = now()
+        WHERE id = $1::bigint AND status IN ('scheduled', 'queued')`,
+      [jobId],
+    );
+    return { kind: 'pass', sliceIds, started: true };
+  });
+}
