@@ -5,6 +5,7 @@
  * Key state lives in one namespace per service that every deployment on this Redis shares; budgets
  * and the reconcile epoch live under the deployment's prefix.
  */
+import { AsyncResource } from 'node:async_hooks';
 import { createHash, randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { AcquireOptions, AttemptOutcome, Grant, RequestGate } from '../../api-client/gate.ts';
@@ -129,6 +130,12 @@ export class RedisGate implements RequestGate {
   /** In-flight syncs of unknown quotas, and when a failed one may be tried again, per fingerprint. */
   readonly #unknownSyncs = new Map<string, Promise<boolean>>();
   readonly #unknownBackoff = new Map<string, number>();
+  /**
+   * Runs a function in the async context the gate was made in: a quota sync that a job's acquire
+   * starts is no request of that job (it spends no budget), so it must not land in the job's
+   * per-page request accounting, which follows the async context.
+   */
+  readonly #detached = AsyncResource.bind((fn: () => Promise<boolean>): Promise<boolean> => fn());
 
   constructor(options: RedisGateOptions) {
     if (options.keys.length === 0) throw new ConfigError('the limiter needs at least one API key');
@@ -245,7 +252,8 @@ export class RedisGate implements RequestGate {
       if (!names || (this.#unknownBackoff.get(fp) ?? 0) > now) return [];
       let sync = this.#unknownSyncs.get(fp);
       if (!sync) {
-        sync = this.#syncKey(names, source).then((r) => {
+        sync = this.#detached(async () => {
+          const r = await this.#syncKey(names, source);
           if (r.error !== null) this.#unknownBackoff.set(fp, Date.now() + UNKNOWN_SYNC_BACKOFF_MS);
           return r.error === null;
         });
