@@ -6,7 +6,8 @@
  * part. Without --since the range has no start, so only the rate near the newest is reported.
  */
 import type { ApiClient } from '../api-client/index.ts';
-import type { SearchJobParams } from './kinds/search.ts';
+import { checkSearchJob, type SearchJobParams } from './kinds/search.ts';
+import { withOperators } from './search-query.ts';
 import { rangeOperators, splitRange, targetParallelism } from './time-slices.ts';
 
 export const PROBE_PARTS = 4;
@@ -39,6 +40,7 @@ export async function estimateSearch(
   params: SearchJobParams,
   now: Date,
 ): Promise<SearchEstimate> {
+  checkSearchJob(params);
   const untilMs = params.until ? Date.parse(`${params.until}T00:00:00Z`) : now.getTime();
   const sinceMs = params.since ? Date.parse(`${params.since}T00:00:00Z`) : undefined;
   const parts: Part[] = sinceMs === undefined ? [{ sinceMs: undefined, untilMs }] : splitRange({ sinceMs, untilMs }, PROBE_PARTS);
@@ -48,7 +50,7 @@ export async function estimateSearch(
   let recentPerDay = 0;
   for (const [i, part] of parts.entries()) {
     const bounds = rangeOperators({ sinceMs: part.sinceMs, untilMs: part.untilMs });
-    const page = await deps.client.searchTweets({ query: `${params.query} ${bounds}`.trim(), order: 'latest' });
+    const page = await deps.client.searchTweets({ query: withOperators(params.query, bounds), order: 'latest' });
     const n = page.items.length;
     if (page.nextCursor !== null) pageSize = Math.max(pageSize, n);
     const oldest = Math.min(...page.items.map((t) => t.createdAt.getTime()));

@@ -7,6 +7,7 @@
  */
 import { z } from 'zod';
 import type { JobKind, PageVerdict, SliceHandler } from '../kind.ts';
+import { checkSearchQuery, withOperators } from '../search-query.ts';
 import { rangeOperators, splitPoint, splitRange, targetParallelism } from '../time-slices.ts';
 import { maxTweetsStop } from './max-tweets.ts';
 import { newestMs, oldestMs, tweetPage } from './pages.ts';
@@ -36,11 +37,23 @@ export type SearchSliceParams = z.infer<typeof SearchSliceParams>;
 
 const dayMs = (date: string) => Date.parse(`${date}T00:00:00Z`);
 
+/**
+ * Refuses (InputError, before any request) a query this job cannot run as meant. Every slice adds
+ * max_id: (the range always ends, at --until or now) and, with --since, since_id:.
+ */
+export function checkSearchJob(params: Pick<SearchJobParams, 'query' | 'since' | 'until'>): void {
+  checkSearchQuery(params.query, {
+    addedOperators: params.since ? 2 : 1,
+    boundsTime: params.since !== undefined || params.until !== undefined,
+  });
+}
+
 export const searchJob: JobKind<SearchJobParams> = {
   kind: 'search',
   params: SearchJobParams,
   priority: 'backfill',
   plan(params, ctx) {
+    checkSearchJob(params);
     const untilMs = params.until ? dayMs(params.until) : ctx.now.getTime();
     const base = { query: params.query, order: params.order };
     if (!params.since) return [{ kind: 'search', params: { ...base, untilMs } }];
@@ -53,9 +66,9 @@ export const searchJob: JobKind<SearchJobParams> = {
   stopAt: (params, progress) => maxTweetsStop(params.maxTweets, progress),
 };
 
+/** The slice's query: the user's, bracketed, then the slice's id bounds (see search-query.ts). */
 export function sliceQuery(p: SearchSliceParams): string {
-  const bounds = rangeOperators({ sinceMs: p.sinceMs, untilMs: p.untilMs });
-  return bounds ? `${p.query} ${bounds}` : p.query;
+  return withOperators(p.query, rangeOperators({ sinceMs: p.sinceMs, untilMs: p.untilMs }));
 }
 
 export const searchSlice: SliceHandler<SearchSliceParams> = {
