@@ -1,9 +1,8 @@
 /** A community's members (reduced user records) as one walk. */
 import { z } from 'zod';
 import type { JobKind, SliceHandler } from '../kind.ts';
+import { numericId } from './ids.ts';
 import { userPage } from './pages.ts';
-
-const numericId = z.string().regex(/^[1-9]\d{0,24}$/);
 
 export const CommunityJobParams = z.object({ communityId: numericId }).strict();
 export type CommunityJobParams = z.infer<typeof CommunityJobParams>;

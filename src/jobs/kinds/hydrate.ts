@@ -1,9 +1,9 @@
 /** Tweets by id, 100 a request (/v3/tweet-info-bulk): one slice per hundred ids. */
 import { z } from 'zod';
 import type { JobKind, SliceHandler } from '../kind.ts';
+import { snowflakeId as tweetId } from './ids.ts';
 
 export const BULK_SIZE = 100;
-const tweetId = z.string().regex(/^[1-9]\d{0,19}$/);
 
 export const HydrateJobParams = z.object({ ids: z.array(tweetId).min(1).max(1_000_000) }).strict();
 export type HydrateJobParams = z.infer<typeof HydrateJobParams>;

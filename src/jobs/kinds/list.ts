@@ -1,9 +1,8 @@
 /** A list's tweets, members and followers: three walks, each its own slice. */
 import { z } from 'zod';
 import type { JobKind, SliceHandler } from '../kind.ts';
+import { numericId } from './ids.ts';
 import { tweetPage, userPage } from './pages.ts';
-
-const numericId = z.string().regex(/^[1-9]\d{0,24}$/);
 
 export const ListJobParams = z.object({ listId: numericId }).strict();
 export type ListJobParams = z.infer<typeof ListJobParams>;

@@ -4,9 +4,8 @@
  */
 import { z } from 'zod';
 import type { JobKind, SliceHandler } from '../kind.ts';
+import { snowflakeId as tweetId } from './ids.ts';
 import { tweetPage } from './pages.ts';
-
-const tweetId = z.string().regex(/^[1-9]\d{0,19}$/);
 
 export const RepliesJobParams = z.object({ tweetId }).strict();
 export type RepliesJobParams = z.infer<typeof RepliesJobParams>;

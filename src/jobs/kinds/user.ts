@@ -1,12 +1,13 @@
 /** A user's profile (one request) and timeline (a cursor walk over /v3/user-tweets). */
 import { z } from 'zod';
 import type { JobKind, SliceHandler } from '../kind.ts';
+import { snowflakeId } from './ids.ts';
 import { maxTweetsStop } from './max-tweets.ts';
 import { tweetPage } from './pages.ts';
 
 export const UserTarget = z.union([
   z.object({ username: z.string().regex(/^[A-Za-z0-9_]{1,15}$/) }).strict(),
-  z.object({ userId: z.string().regex(/^[1-9]\d{0,19}$/) }).strict(),
+  z.object({ userId: snowflakeId }).strict(),
   z.object({ userLink: z.url() }).strict(),
 ]);
 export type UserTarget = z.infer<typeof UserTarget>;
