@@ -4,10 +4,14 @@
  */
 import type { Pool } from '../store/db.ts';
 import { startWatchPass } from '../store/watches.ts';
+import { runRefreshTick } from './kinds/refresh.ts';
 import type { HarvestQueues } from './queue.ts';
 import { jobKind } from './registry.ts';
 
 export async function runWatchTick(jobId: string, deps: { pool: Pool; queues: HarvestQueues }): Promise<string | null> {
+  // A scheduled refresh starts a pass of many slices, chosen in Postgres: its own tick.
+  const refreshed = await runRefreshTick(jobId, deps);
+  if (refreshed !== undefined) return refreshed;
   const pass = await startWatchPass(deps.pool, jobId, (w) => {
     const kind = jobKind(w.jobKind);
     if (!kind.passSlice) throw new Error(`job kind ${kind.kind} has a watch but no passSlice`);

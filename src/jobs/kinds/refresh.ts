@@ -56,9 +56,6 @@ export function planRefresh(ids: readonly string[]): SliceSpec[] {
   return slices;
 }
 
-/** Requests a refresh of `tweets` ids costs: one per hundred (no request needed to know). */
-export const refreshRequests = (tweets: number): number => Math.ceil(tweets / BULK_SIZE);
-
 export const refreshJob: JobKind<RefreshJobParams> = {
   kind: 'refresh',
   params: RefreshJobParams,
@@ -76,8 +73,9 @@ export interface RefreshEstimate {
 
 export async function estimateRefresh(db: Queryable, params: RefreshJobParams, now = new Date()): Promise<RefreshEstimate> {
   const p = RefreshJobParams.parse(params);
-  const tweets = (await refreshTweetIds(db, selectionAt(p, now))).length;
-  return { tweets, requests: refreshRequests(tweets) };
+  const ids = await refreshTweetIds(db, selectionAt(p, now));
+  // One request per slice: ceil(ids / 100), known without asking the service.
+  return { tweets: ids.length, requests: planRefresh(ids).length };
 }
 
 export interface RefreshSubmitDeps {

@@ -1,0 +1,218 @@
+/**
+ * `harvest refresh`: re-reads a job's tweets from the simulator over HTTP, 100 per request, and
+ * adds a tweet_metrics row only where a count changed. The simulator's counts change through its
+ * own control route (a reply posted with POST /_sim/tweets adds one to its target's replies).
+ */
+import { readFile } from 'node:fs/promises';
+import { describe, expect, it } from 'vitest';
+import { RefreshJobParams, submitRefresh } from '../../src/jobs/kinds/refresh.ts';
+import type { World } from '../../src/simulator/model.ts';
+import { jobSnapshot } from '../../src/store/job-status.ts';
+import { runCli } from '../helpers/cli.ts';
+import { jobTweetIds, useHarness, type Harness } from '../helpers/harness.ts';
+
+const visible = (w: World, i: number) => {
+  const u = w.users[i]!;
+  return !u.protected && !u.suspended && !u.deleted;
+};
+const byId = (a: string, b: string) => (BigInt(a) < BigInt(b) ? -1 : BigInt(a) > BigInt(b) ? 1 : 0);
+/** A tweet id the simulator never served: a tweet the source job stored that has since been deleted. */
+const DELETED_ID = '1999999999999999999';
+
+const bulkRequests = (h: Harness) => h.sim.control.requestLog().filter((r) => r.path.includes('tweet-info-bulk')).length;
+
+async function metricsRows(h: Harness): Promise<Map<string, number>> {
+  const { rows } = await h.services.pool.query<{ id: string; n: number }>(
+    'SELECT tweet_id::text AS id, count(*)::int AS n FROM tweet_metrics GROUP BY tweet_id',
+  );
+  return new Map(rows.map((r) => [r.id, r.n]));
+}
+
+/** Tweet ids whose number of metrics rows grew between two snapshots. */
+function grew(before: Map<string, number>, after: Map<string, number>): string[] {
+  return [...after].filter(([id, n]) => n > (before.get(id) ?? 0)).map(([id]) => id).sort(byId);
+}
+
+async function postTweets(h: Harness, tweets: unknown[]): Promise<string[]> {
+  const res = await fetch(`${h.sim.url}/_sim/tweets`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ tweets }),
+  });
+  expect(res.status).toBe(200);
+  return ((await res.json()) as { ids: string[] }).ids;
+}
+
+async function requestsSpent(h: Harness, jobId: string): Promise<number> {
+  const { rows } = await h.services.pool.query<{ n: number }>('SELECT requests_spent::int AS n FROM jobs WHERE id = $1::bigint', [jobId]);
+  return rows[0]!.n;
+}
+
+/** The docs/sql.md query that charts a tweet's likes, with its example id replaced. */
+async function likesChartSql(): Promise<string> {
+  const doc = await readFile(new URL('../../docs/sql.md', import.meta.url), 'utf8');
+  const m = /^## \d+\. Likes of one tweet over time[^\n]*\n\n```sql\n([\s\S]*?)```/m.exec(doc);
+  if (!m) throw new Error('docs/sql.md has no "Likes of one tweet over time" query');
+  return m[1]!;
+}
+
+describe('harvest refresh', () => {
+  const h = useHarness();
+  let source = '';
+  const ids: string[] = [];
+
+  it('a hydrate job stores 250 tweets (the source job); a deleted one is among its tweets', async () => {
+    const w = h.sim.world;
+    for (let i = 0; i < w.tweets.count && ids.length < 250; i += 7) if (visible(w, w.tweets.author(i))) ids.push(w.tweets.idString(i));
+    source = await h.submit({ kind: 'hydrate', params: { ids } });
+    expect((await h.runUntil(source)).status).toBe('completed');
+    ids.sort(byId);
+    expect(await jobTweetIds(h, source)).toEqual(ids);
+    // A tweet the job once stored and the service no longer returns.
+    await h.services.pool.query(
+      `INSERT INTO tweets (id, full_text, created_at, like_count, source, raw) VALUES ($1::bigint, 'gone', now(), 3, 'v3', '{}')`,
+      [DELETED_ID],
+    );
+    await h.services.pool.query('INSERT INTO job_tweets (job_id, tweet_id) VALUES ($1::bigint, $2::bigint)', [source, DELETED_ID]);
+  });
+
+  it('--estimate counts ceil(n/100) requests from Postgres: no request, nothing queued', async () => {
+    const before = bulkRequests(h);
+    const jobs = await h.services.pool.query('SELECT 1 FROM jobs');
+    const run = await runCli(['refresh', source, '--estimate'], h.env);
+    expect(run.code).toBe(0);
+    expect(run.out).toMatch(/tweets\s+251\b/);
+    expect(run.out).toMatch(/requests\s+3\b/);
+    expect(bulkRequests(h)).toBe(before);
+    expect((await h.services.pool.query('SELECT 1 FROM jobs')).rowCount).toBe(jobs.rowCount);
+  });
+
+  it('adds a metrics row only for the tweets whose counts changed, in exactly ceil(n/100) requests', async () => {
+    const w = h.sim.world;
+    const replier = w.users.find((u) => visible(w, u.index))!.username;
+    const [repliedA, repliedB, liked] = [ids[3]!, ids[140]!, ids[201]!];
+    // The simulator's counts move: one reply each to two tweets.
+    await postTweets(h, [
+      { authorHandle: replier, text: 'a reply', inReplyToId: repliedA },
+      { authorHandle: replier, text: 'another reply', inReplyToId: repliedB },
+    ]);
+    // And the stored observation of a third is five likes behind, three hours ago (the chart below).
+    await h.services.pool.query(
+      `WITH t AS (UPDATE tweets SET like_count = like_count - 5 WHERE id = $1::bigint RETURNING id)
+       UPDATE tweet_metrics m SET like_count = m.like_count - 5, observed_at = m.observed_at - interval '3 hours'
+         FROM t WHERE m.tweet_id = t.id`,
+      [liked],
+    );
+    const { rows: likedRows } = await h.services.pool.query<{ likes: string }>('SELECT like_count::text AS likes FROM tweets WHERE id = $1::bigint', [liked]);
+    const storedLikes = Number(likedRows[0]!.likes);
+
+    const before = await metricsRows(h);
+    const requests = bulkRequests(h);
+    const run = await runCli(['refresh', source, '--wait'], h.env);
+    expect(run.code, run.err).toBe(0);
+    const refreshJob = run.out.split('\n')[0]!;
+    expect(refreshJob).toMatch(/^\d+$/);
+
+    expect(bulkRequests(h) - requests).toBe(3);
+    expect(await requestsSpent(h, refreshJob)).toBe(3);
+    expect(grew(before, await metricsRows(h))).toEqual([repliedA, repliedB, liked].sort(byId));
+    const { rows: replies } = await h.services.pool.query<{ id: string; n: string }>(
+      `SELECT DISTINCT ON (tweet_id) tweet_id::text AS id, reply_count::text AS n FROM tweet_metrics
+        WHERE tweet_id = ANY($1::bigint[]) ORDER BY tweet_id, observed_at DESC`,
+      [[repliedA, repliedB]],
+    );
+    for (const r of replies) expect(Number(r.n)).toBe(w.tweets.replies(w.tweets.indexOfId(BigInt(r.id))));
+
+    // Provenance: the refreshed tweets are the refresh job's too; the deleted one is noted, not an error.
+    expect(await jobTweetIds(h, refreshJob)).toEqual(ids);
+    const snap = await jobSnapshot(h.services.pool, refreshJob);
+    expect(snap?.status).toBe('completed');
+    expect(snap?.note).toMatch(/1 of \d+ ids not returned/);
+
+    // The docs/sql.md chart: five likes fewer for the three hours before the refresh, then the new count.
+    const chart = (await likesChartSql()).replace(/1800000000000000001/g, liked);
+    const { rows: points } = await h.services.pool.query<{ hour: Date; likes: string }>(chart);
+    expect(points.length).toBeGreaterThanOrEqual(4);
+    expect(Number(points[0]!.likes)).toBe(storedLikes);
+    expect(Number(points.at(-1)!.likes)).toBe(storedLikes + 5);
+  });
+
+  it('a second refresh with nothing changed adds no row (and still spends ceil(n/100) requests)', async () => {
+    const before = await metricsRows(h);
+    const requests = bulkRequests(h);
+    const run = await runCli(['refresh', source, '--wait'], h.env);
+    expect(run.code, run.err).toBe(0);
+    expect(bulkRequests(h) - requests).toBe(3);
+    expect(grew(before, await metricsRows(h))).toEqual([]);
+  });
+
+  it('--older-than selects only tweets first stored at least that long ago', async () => {
+    const old = ids.slice(0, 120);
+    await h.services.pool.query(`UPDATE tweets SET first_seen_at = now() - interval '2 days' WHERE id = ANY($1::bigint[])`, [old]);
+    const estimate = await runCli(['refresh', source, '--older-than', '24h', '--estimate'], h.env);
+    expect(estimate.out).toMatch(/tweets\s+120\b/);
+    expect(estimate.out).toMatch(/requests\s+2\b/);
+    const requests = bulkRequests(h);
+    const run = await runCli(['refresh', source, '--older-than', '1d', '--wait'], h.env);
+    expect(run.code, run.err).toBe(0);
+    expect(bulkRequests(h) - requests).toBe(2);
+    expect(await jobTweetIds(h, run.out.split('\n')[0]!)).toEqual(old);
+  });
+
+  it('--max-requests is an exact budget', async () => {
+    const requests = bulkRequests(h);
+    const run = await runCli(['refresh', source, '--max-requests', '1', '--wait'], h.env);
+    expect(run.code, run.err).toBe(0);
+    expect(bulkRequests(h) - requests).toBe(1);
+    expect(await requestsSpent(h, run.out.split('\n')[0]!)).toBe(1);
+  });
+
+  it('refuses bad input and unknown jobs, enqueueing nothing', async () => {
+    const jobs = (await h.services.pool.query('SELECT 1 FROM jobs')).rowCount;
+    const cases: Array<[string[], RegExp]> = [
+      [['refresh', 'abc'], /<job-id>: expected a job id/],
+      [['refresh', '987654321'], /no job 987654321/],
+      [['refresh', source, '--older-than', 'soon'], /--older-than: expected a duration/],
+      [['refresh', source, '--every', '6h'], /--every: needs --for/],
+      [['refresh', source, '--for', '7d'], /--for: needs --every/],
+      [['refresh', source, '--every', '10s', '--for', '7d'], /--every: expected at least 1m/],
+    ];
+    for (const [argv, message] of cases) {
+      const run = await runCli(argv, h.env);
+      expect(run.code, argv.join(' ')).not.toBe(0);
+      expect(run.err).toMatch(message);
+    }
+    expect((await h.services.pool.query('SELECT 1 FROM jobs')).rowCount).toBe(jobs);
+    expect(() => RefreshJobParams.parse({ sourceJobId: '1', everySeconds: 60 })).toThrow();
+  });
+
+  it('--every/--for keeps refreshing the young tweets every interval, then completes when none is young', async () => {
+    const w = h.sim.world;
+    const author = w.users.find((u) => visible(w, u.index))!.username;
+    // Two tweets posted now (the world's own are weeks old), hydrated with 50 old ones.
+    const fresh = (await postTweets(h, [
+      { authorHandle: author, text: 'fresh one' },
+      { authorHandle: author, text: 'fresh two' },
+    ])).sort(byId);
+    const mixed = await h.submit({ kind: 'hydrate', params: { ids: [...ids.slice(0, 50), ...fresh] } });
+    expect((await h.runUntil(mixed)).status).toBe('completed');
+
+    // The CLI takes --every of a minute or more; the job itself runs any interval.
+    const { jobId } = await submitRefresh(
+      { pool: h.services.pool, queues: h.services.queues, budgets: h.services.gate },
+      { params: { sourceJobId: mixed, everySeconds: 1, forSeconds: 6 } },
+    );
+    const snap = await h.runUntil(jobId, { timeoutMs: 30_000 });
+    expect(snap.status).toBe('completed');
+    expect(snap.note).toMatch(/young enough/);
+    const { rows: slices } = await h.services.pool.query<{ ids: string[] }>(
+      `SELECT ARRAY(SELECT jsonb_array_elements_text(params->'ids')) AS ids FROM job_slices WHERE job_id = $1::bigint ORDER BY id`,
+      [jobId],
+    );
+    // Several passes, each one request over exactly the young tweets.
+    expect(slices.length).toBeGreaterThanOrEqual(2);
+    for (const s of slices) expect([...s.ids].sort(byId)).toEqual(fresh);
+    expect(await requestsSpent(h, jobId)).toBe(slices.length);
+    expect(await h.services.queues.hasWatchSchedule(jobId)).toBe(false);
+  });
+});
