@@ -1,0 +1,75 @@
+/** The kind hooks the slice runner calls are pure: each kind's behaviour, proved without a run. */
+import { describe, expect, it } from 'vitest';
+import type { CanonicalTweet } from '../../src/api-client/canonical.ts';
+import type { FetchedPage } from '../../src/jobs/kind.ts';
+import { hydrateSlice } from '../../src/jobs/kinds/hydrate.ts';
+import { mentionsSlice } from '../../src/jobs/kinds/mentions.ts';
+import { searchJob, searchSlice } from '../../src/jobs/kinds/search.ts';
+import { userJob } from '../../src/jobs/kinds/user.ts';
+import { firstIdAtMs } from '../../src/jobs/time-slices.ts';
+
+const DAY = 86_400_000;
+const T0 = Date.UTC(2026, 9, 1);
+const tweetAt = (ms: number) => ({ id: firstIdAtMs(ms).toString() }) as CanonicalTweet;
+const page = (tweets: CanonicalTweet[]): FetchedPage => ({
+  endpoint: 'x', tweets, users: [], nextCursor: 'c', quarantined: [], itemCount: tweets.length,
+});
+
+describe('search: afterPage', () => {
+  const base = { query: 'q', order: 'latest' as const, sinceMs: T0, untilMs: T0 + 10 * DAY };
+
+  it('proposes handing the older half of a dense remainder to a new slice', () => {
+    const v = searchSlice.afterPage!(base, page([tweetAt(T0 + 9 * DAY), tweetAt(T0 + 9 * DAY + 3_600_000)]), { firstPage: true });
+    expect(v.stop).toBeUndefined();
+    expect(v.split).toEqual({
+      stopBelowMs: T0 + Math.floor((9 * DAY) / 2),
+      previousStopBelowMs: null,
+      childParams: { query: 'q', order: 'latest', sinceMs: T0, untilMs: T0 + Math.floor((9 * DAY) / 2) },
+    });
+  });
+
+  it('proposes nothing for a sparse page, and stops at its hand-over point', () => {
+    expect(searchSlice.afterPage!(base, page([tweetAt(T0 + DAY), tweetAt(T0 + 9 * DAY)]), { firstPage: true }).split).toBeUndefined();
+    const handedOver = { ...base, stopBelowMs: T0 + 5 * DAY };
+    expect(searchSlice.afterPage!(handedOver, page([tweetAt(T0 + 4 * DAY)]), { firstPage: false }).stop).toMatch(/handed to another slice/);
+  });
+
+  it('a slice without a start (no --since) never splits', () => {
+    const { sinceMs: _omit, ...noStart } = base;
+    expect(searchSlice.afterPage!(noStart, page([tweetAt(T0 + 9 * DAY), tweetAt(T0 + 9 * DAY + 1000)]), { firstPage: true }).split).toBeUndefined();
+  });
+});
+
+describe('mentions: afterPage', () => {
+  const p = { handle: 'h', watermarkId: firstIdAtMs(T0).toString(), floorMs: null, pass: 2 };
+
+  it('stops at the watermark, and notes an empty first page', () => {
+    expect(mentionsSlice.afterPage!(p, page([tweetAt(T0 + DAY), tweetAt(T0)]), { firstPage: true }).stop).toMatch(/caught up/);
+    expect(mentionsSlice.afterPage!(p, page([tweetAt(T0 + DAY)]), { firstPage: true }).stop).toBeUndefined();
+    expect(mentionsSlice.afterPage!(p, page([]), { firstPage: true }).note).toMatch(/first page was empty/);
+    expect(mentionsSlice.afterPage!(p, page([]), { firstPage: false }).note).toBeUndefined();
+  });
+
+  it('the first pass stops below its lookback', () => {
+    const first = { ...p, watermarkId: null, floorMs: T0, pass: 1 };
+    expect(mentionsSlice.afterPage!(first, page([tweetAt(T0 - 1)]), { firstPage: false }).stop).toMatch(/lookback/);
+  });
+});
+
+describe('hydrate: afterPage', () => {
+  it('notes the ids the service did not return', () => {
+    const ids = [firstIdAtMs(T0).toString(), firstIdAtMs(T0 + 1).toString()];
+    expect(hydrateSlice.afterPage!({ ids }, page([tweetAt(T0)]), { firstPage: true }).note).toBe('1 of 2 ids not returned (deleted, protected or unknown)');
+    expect(hydrateSlice.afterPage!({ ids: [ids[0]!] }, page([tweetAt(T0)]), { firstPage: true }).note).toBeUndefined();
+  });
+});
+
+describe('stopAt: --max-tweets through the kind\'s parsed params', () => {
+  it('search and user end the job once they stored that many', () => {
+    const search = searchJob.params.parse({ query: 'q', maxTweets: 100 });
+    expect(searchJob.stopAt!(search, { tweets: 99 })).toBeNull();
+    expect(searchJob.stopAt!(search, { tweets: 100 })).toBe('stopped at --max-tweets 100');
+    expect(searchJob.stopAt!(searchJob.params.parse({ query: 'q' }), { tweets: 10 ** 9 })).toBeNull();
+    expect(userJob.stopAt!(userJob.params.parse({ target: { username: 'a' }, maxTweets: 5 }), { tweets: 7 })).toMatch(/max-tweets 5/);
+  });
+});
