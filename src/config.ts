@@ -107,6 +107,10 @@ const EnvSchema = z.object({
     .default('harvest'),
   HARVEST_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   HARVEST_REQUEST_TIMEOUT_MS: positiveInt(30_000),
+  /** Overall deadline of one attempt, headers and body: a trickling answer cannot hold a slot forever. */
+  HARVEST_REQUEST_DEADLINE_MS: positiveInt(60_000),
+  /** Largest response body accepted (bytes); a larger one fails the attempt before it fills memory. */
+  HARVEST_MAX_RESPONSE_BYTES: positiveInt(32 * 1024 * 1024),
   /** How long a silent worker's slices stay locked before another worker takes them over. */
   HARVEST_LOCK_DURATION_MS: z.coerce.number().int().min(1000).default(15_000),
   /** How long a key parked for quota (403) waits before one request re-checks it. */
@@ -131,6 +135,8 @@ export interface Config {
   /** Whether HARVEST_LOG_LEVEL was set (the CLI quiets info logs under a progress display otherwise). */
   readonly logLevelSet: boolean;
   readonly requestTimeoutMs: number;
+  readonly requestDeadlineMs: number;
+  readonly maxResponseBytes: number;
   readonly lockDurationMs: number;
   readonly quotaRecheckMs: number;
 }
@@ -162,6 +168,8 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: { dotenv?: boolean }
     logLevel: e.HARVEST_LOG_LEVEL,
     logLevelSet: env.HARVEST_LOG_LEVEL !== undefined,
     requestTimeoutMs: e.HARVEST_REQUEST_TIMEOUT_MS,
+    requestDeadlineMs: e.HARVEST_REQUEST_DEADLINE_MS,
+    maxResponseBytes: e.HARVEST_MAX_RESPONSE_BYTES,
     lockDurationMs: e.HARVEST_LOCK_DURATION_MS,
     quotaRecheckMs: e.HARVEST_QUOTA_RECHECK_MS,
   };

@@ -127,6 +127,8 @@ export async function openServices(config: Config, logger: Logger, options: Open
     baseUrl: config.baseUrl,
     gate: rateWaits.wrap(gate),
     timeoutMs: config.requestTimeoutMs,
+    deadlineMs: config.requestDeadlineMs,
+    maxResponseBytes: config.maxResponseBytes,
     logger,
     onAttempt: (a) => {
       options.onAttempt?.(a);
