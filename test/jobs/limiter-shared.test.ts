@@ -8,7 +8,8 @@ import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/errors.ts';
 import { QuotaExhaustedError } from '../../src/jobs/limiter/errors.ts';
-import { createRedisGate, DEFAULT_KEY_NAMESPACE, type RedisGateOptions, type RedisGrant, type Usage } from '../../src/jobs/limiter/redis-gate.ts';
+import { DEFAULT_KEY_NAMESPACE } from '../../src/jobs/limiter/namespace.ts';
+import { createRedisGate, type RedisGateOptions, type RedisGrant, type Usage } from '../../src/jobs/limiter/redis-gate.ts';
 import { LimiterStateLostError } from '../../src/jobs/limiter/state-lost.ts';
 import { apiKeys, connectRedis, deletePrefix, maxInSpan, randomPrefix } from './fixtures/limiter-redis.ts';
 

@@ -5,8 +5,7 @@
  * Key state lives in one namespace per service that every deployment on this Redis shares; budgets
  * and the reconcile epoch live under the deployment's prefix.
  */
-import { AsyncResource } from 'node:async_hooks';
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { AcquireOptions, AttemptOutcome, Grant, RequestGate } from '../../api-client/gate.ts';
 import type { ApiKeyConfig } from '../../config.ts';
@@ -15,25 +14,9 @@ import { silentLogger, type Logger } from '../../logger.ts';
 import { sleep } from '../../sleep.ts';
 import { BudgetExhaustedError, KeysRefusedError, QuotaExhaustedError } from './errors.ts';
 import { defineLimiterScripts, type AcquireMode, type KeyRedisNames, type LimiterScripts } from './scripts.ts';
+import { DEFAULT_KEY_NAMESPACE } from './namespace.ts';
 import { LimiterStateLostError } from './state-lost.ts';
-
-/** Namespace of per-key state when none is given: shared by every deployment, whatever its prefix. */
-export const DEFAULT_KEY_NAMESPACE = 'harvest-limiter';
-
-/**
- * The per-key namespace for one service: the service counts a key's requests, so every deployment
- * that sends that key to that service shares it (HARVEST_REDIS_PREFIX plays no part), while the
- * same key string sent to another service (a simulator on another port) is another counter.
- */
-export function keyNamespaceFor(baseUrl: string): string {
-  let origin = baseUrl;
-  try {
-    origin = new URL(baseUrl).origin;
-  } catch {
-    // Config validates the URL; an unparsable one still gets a namespace of its own.
-  }
-  return `${DEFAULT_KEY_NAMESPACE}:${createHash('sha256').update(origin.toLowerCase()).digest('hex').slice(0, 12)}`;
-}
+import { UNKNOWN_SYNC_BACKOFF_MS, UnknownQuotaSyncs } from './unknown-quota.ts';
 
 export interface RedisGateOptions {
   redis: Redis;
@@ -100,8 +83,7 @@ const DEFAULT_HEADROOM_CAP_MS = 1000;
 const DEFAULT_RECHECK_MS = 10 * 60_000;
 /** Shared key state expires after a day unused: a namespace outlives deployments, not forever. */
 const STATE_TTL_MS = 24 * 3_600_000;
-/** After a failed quota sync, a key's unknown quota is not asked about again for this long. */
-const UNKNOWN_SYNC_BACKOFF_MS = 5000;
+
 /** Waiting loops poll at least this often, so aborts, unparks and new slots are seen quickly. */
 const MAX_POLL_MS = 40;
 /** A watch that stops polling (crashed process) blocks backfills for at most this long. */
@@ -127,15 +109,7 @@ export class RedisGate implements RequestGate {
   readonly #budgeted = new Map<string, boolean>();
   readonly #lostListeners = new Set<(error: LimiterStateLostError) => void>();
   #usageSource: FetchUsage | null = null;
-  /** In-flight syncs of unknown quotas, and when a failed one may be tried again, per fingerprint. */
-  readonly #unknownSyncs = new Map<string, Promise<boolean>>();
-  readonly #unknownBackoff = new Map<string, number>();
-  /**
-   * Runs a function in the async context the gate was made in: a quota sync that a job's acquire
-   * starts is no request of that job (it spends no budget), so it must not land in the job's
-   * per-page request accounting, which follows the async context.
-   */
-  readonly #detached = AsyncResource.bind((fn: () => Promise<boolean>): Promise<boolean> => fn());
+  readonly #unknownSyncs = new UnknownQuotaSyncs();
 
   constructor(options: RedisGateOptions) {
     if (options.keys.length === 0) throw new ConfigError('the limiter needs at least one API key');
@@ -238,31 +212,14 @@ export class RedisGate implements RequestGate {
     return this.#usageSource;
   }
 
-  /**
-   * A backfill met keys whose quota is unknown while it must keep the watch reserve: ask the
-   * service (one usage call per key, shared by every acquire of this process that waits for it).
-   * True when at least one key is now known; false when none could be asked or every call failed.
-   */
+  /** A backfill met keys whose quota is unknown while it must keep the watch reserve: ask the service. */
   async #syncUnknown(fingerprints: readonly string[]): Promise<boolean> {
     const source = this.#usageSource;
     if (!source) return false;
-    const now = Date.now();
-    const syncs = fingerprints.flatMap((fp) => {
+    return this.#unknownSyncs.sync(fingerprints, async (fp) => {
       const names = this.#names.find((n) => n.fingerprint === fp);
-      if (!names || (this.#unknownBackoff.get(fp) ?? 0) > now) return [];
-      let sync = this.#unknownSyncs.get(fp);
-      if (!sync) {
-        sync = this.#detached(async () => {
-          const r = await this.#syncKey(names, source);
-          if (r.error !== null) this.#unknownBackoff.set(fp, Date.now() + UNKNOWN_SYNC_BACKOFF_MS);
-          return r.error === null;
-        });
-        this.#unknownSyncs.set(fp, sync);
-        void sync.finally(() => this.#unknownSyncs.delete(fp));
-      }
-      return [sync];
+      return names !== undefined && (await this.#syncKey(names, source)).error === null;
     });
-    return (await Promise.all(syncs)).some(Boolean);
   }
 
   /**
