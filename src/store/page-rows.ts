@@ -5,7 +5,16 @@
  */
 import type { CanonicalTweet, CanonicalUser, TweetSource, UserSource } from '../api-client/canonical.ts';
 
-const USER_RANK: Record<UserSource, number> = { v3: 3, 'v2-embedded': 2, 'v2-new-follower': 2, 'v2-basic': 1, 'v3-reduced': 1 };
+// A full v3 profile outranks one without `location` (new-followers-7d) and the reduced forms.
+const USER_RANK: Record<UserSource, number> = {
+  v3: 3,
+  'v3-follower': 2,
+  'v2-embedded': 2,
+  'v2-new-follower': 2,
+  'v2-basic': 1,
+  'v3-reduced': 1,
+  'v3-top-follower': 1,
+};
 const TWEET_RANK: Record<TweetSource, number> = { v3: 3, v2: 2, 'v2-embedded': 1 };
 
 /** Later non-null fields win; raw and source follow the richer record (ties: the later). */
