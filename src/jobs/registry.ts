@@ -1,6 +1,6 @@
 /** Every job kind and slice handler, by name. A new job kind is one file in kinds/ plus a line here. */
 import type { JobKind, SliceHandler } from './kind.ts';
-import { communityJob, communityMembersSlice } from './kinds/community.ts';
+import { communityJob, communityMembersSlice, communitySearchSlice, communityTweetsSlice } from './kinds/community.ts';
 import { hydrateJob, hydrateSlice } from './kinds/hydrate.ts';
 import { listFollowersSlice, listJob, listMembersSlice, listTweetsSlice } from './kinds/list.ts';
 import { mentionsJob, mentionsSlice } from './kinds/mentions.ts';
@@ -20,6 +20,8 @@ const sliceHandlers = [
   listMembersSlice,
   listFollowersSlice,
   communityMembersSlice,
+  communityTweetsSlice,
+  communitySearchSlice,
   commentsSlice,
   hydrateSlice,
 ] as const;

@@ -8,6 +8,7 @@ import type { Command } from 'commander';
 import { requireApiKeys } from '../../config.ts';
 import { InputError } from '../../errors.ts';
 import { estimateSearch } from '../../jobs/estimate.ts';
+import { checkCommunityJob } from '../../jobs/kinds/community.ts';
 import { SearchJobParams } from '../../jobs/kinds/search.ts';
 import { planContext } from '../../jobs/harvester.ts';
 import type { JobKindName } from '../../jobs/registry.ts';
@@ -179,9 +180,20 @@ export function registerJobCommands(program: Command, state: CliState): void {
   });
 
   withCommon(
-    program.command('community').description("a community's members").argument('<community>', 'community id or URL'),
-  ).action(async (community: string, o: CommonOptions) => {
-    await run(state, 'community', { communityId: parseCommunityRef(community).id }, parseCommon(o));
+    program
+      .command('community')
+      .description("a community's members and its tweets; with --query a search inside it (members not walked)")
+      .argument('<community>', 'community id or URL')
+      .option('--query <q>', "search inside the community (the search grammar) instead of walking its members and whole feed")
+      .option('--every <interval>', 'watch the feed (or the search) every interval (e.g. 10m, 1h); each pass fetches only what is new'),
+  ).action(async (community: string, o: CommonOptions & { query?: string; every?: string }) => {
+    const params = {
+      communityId: parseCommunityRef(community).id,
+      query: o.query === undefined ? undefined : parseSearchQuery(o.query, '--query'),
+      everySeconds: o.every === undefined ? undefined : parseEvery(o.every),
+    };
+    checkCommunityJob(params);
+    await run(state, 'community', params, parseCommon(o));
   });
 
   withCommon(

@@ -1,24 +1,87 @@
-/** A community's members (reduced user records) as one walk. */
+/**
+ * A community: its members and its feed, two walks. With a query, a search inside the community
+ * instead (its feed's tweets that match; members are not walked). With an interval, the feed (or
+ * the search) is watched: the first pass reads all of it, later passes read newest-first and stop
+ * at the watch's high-watermark (the newest tweet id an earlier pass stored), so a pass with
+ * nothing new costs one request. The watch row (interval, watermark) lives in `watches`.
+ */
 import { z } from 'zod';
-import type { JobKind, SliceHandler } from '../kind.ts';
+import { createWatch } from '../../store/watches.ts';
+import type { FetchedPage, JobKind, PageVerdict, SliceHandler, SliceSpec } from '../kind.ts';
+import { checkSearchQuery } from '../search-query.ts';
 import { numericId } from './ids.ts';
-import { userPage } from './pages.ts';
+import { tweetPage, userPage } from './pages.ts';
 
-export const CommunityJobParams = z.object({ communityId: numericId }).strict();
+export const CommunityJobParams = z
+  .object({
+    communityId: numericId,
+    /** Search inside the community (the search grammar); members are then not walked. */
+    query: z.string().trim().min(1).max(512).optional(),
+    /** Watch the feed (or the search): seconds between passes. */
+    everySeconds: z.number().int().min(60).optional(),
+  })
+  .strict();
 export type CommunityJobParams = z.infer<typeof CommunityJobParams>;
+
+const MembersSliceParams = z.object({ communityId: numericId });
+type MembersSliceParams = z.infer<typeof MembersSliceParams>;
+
+export const CommunityFeedSliceParams = z.object({
+  communityId: numericId,
+  /** Only on `community-search` slices. */
+  query: z.string().min(1).optional(),
+  /** Newest id stored by earlier passes: the pass ends on reaching it. Absent: read the whole feed. */
+  watermarkId: z.string().regex(/^\d+$/).nullable().optional(),
+  /** Set on a watch's passes (finishSlice moves the watermark when a pass ends). */
+  pass: z.number().int().positive().optional(),
+});
+export type CommunityFeedSliceParams = z.infer<typeof CommunityFeedSliceParams>;
+
+/**
+ * The search-query checks of search-query.ts: nesting, quotes, the service's operator limit. A
+ * community search adds no operator of its own (a watch stops at its watermark by reading ids,
+ * not with since_id:), and no --since/--until bounds it.
+ */
+export function checkCommunityJob(params: Pick<CommunityJobParams, 'query'>): void {
+  if (params.query !== undefined) checkSearchQuery(params.query, { addedOperators: 0, boundsTime: false });
+}
+
+function feedSlice(params: CommunityJobParams, pass: { watermarkId: string | null; pass: number } | null): SliceSpec {
+  return {
+    kind: params.query === undefined ? 'community-tweets' : 'community-search',
+    params: {
+      communityId: params.communityId,
+      ...(params.query === undefined ? {} : { query: params.query }),
+      ...(pass ?? {}),
+    } satisfies CommunityFeedSliceParams,
+  };
+}
 
 export const communityJob: JobKind<CommunityJobParams> = {
   kind: 'community',
   params: CommunityJobParams,
   priority: 'backfill',
   plan(params) {
-    return [{ kind: 'community-members', params: { communityId: params.communityId } }];
+    checkCommunityJob(params);
+    const feed = feedSlice(params, params.everySeconds === undefined ? null : { watermarkId: null, pass: 1 });
+    if (params.query !== undefined) return [feed];
+    return [{ kind: 'community-members', params: { communityId: params.communityId } }, feed];
+  },
+  async onCreate(tx, jobId, params) {
+    if (params.everySeconds === undefined) return;
+    await createWatch(tx, { jobId, handle: `community:${params.communityId}`, params, everySeconds: params.everySeconds });
+  },
+  async afterSubmit(queues, jobId, params) {
+    if (params.everySeconds !== undefined) await queues.scheduleWatch(jobId, params.everySeconds * 1000);
+  },
+  passSlice(params, input) {
+    return feedSlice(params, { watermarkId: input.watermarkId, pass: input.pass });
   },
 };
 
-export const communityMembersSlice: SliceHandler<CommunityJobParams> = {
+export const communityMembersSlice: SliceHandler<MembersSliceParams> = {
   kind: 'community-members',
-  params: CommunityJobParams,
+  params: MembersSliceParams,
   async fetchPage(p, cursor, ctx) {
     const page = await ctx.client.communityMembers(
       { communityLink: p.communityId, ...(cursor ? { cursor } : {}) },
@@ -31,4 +94,43 @@ export const communityMembersSlice: SliceHandler<CommunityJobParams> = {
       'community_member',
     );
   },
+};
+
+/** A watch pass ends at its watermark; an empty first page is worth a note. */
+function afterFeedPage(p: CommunityFeedSliceParams, page: FetchedPage, info: { firstPage: boolean }): PageVerdict {
+  const verdict: PageVerdict = {};
+  if (info.firstPage && page.itemCount === 0 && p.watermarkId == null) {
+    verdict.note = p.query === undefined ? "the community's feed was empty" : 'nothing in the community matched the query';
+  }
+  const watermark = p.watermarkId == null ? null : BigInt(p.watermarkId);
+  if (watermark !== null && page.tweets.some((t) => BigInt(t.id) <= watermark)) verdict.stop = 'caught up with the previous pass';
+  return verdict;
+}
+
+// Both walks ask for `latest` (newest first): a watch's stop at its watermark depends on it, and
+// production's default order of community-search-tweets is not stated (the simulator: popular).
+export const communityTweetsSlice: SliceHandler<CommunityFeedSliceParams> = {
+  kind: 'community-tweets',
+  params: CommunityFeedSliceParams,
+  async fetchPage(p, cursor, ctx) {
+    const page = await ctx.client.communityTweets(
+      { communityId: p.communityId, order: 'latest', ...(cursor ? { cursor } : {}) },
+      { priority: ctx.priority, jobId: ctx.jobId, signal: ctx.signal },
+    );
+    return tweetPage('POST /v3/community-tweets', page);
+  },
+  afterPage: afterFeedPage,
+};
+
+export const communitySearchSlice: SliceHandler<CommunityFeedSliceParams> = {
+  kind: 'community-search',
+  params: CommunityFeedSliceParams,
+  async fetchPage(p, cursor, ctx) {
+    const page = await ctx.client.communitySearchTweets(
+      { communityLink: p.communityId, ...(p.query === undefined ? {} : { query: p.query }), order: 'latest', ...(cursor ? { cursor } : {}) },
+      { priority: ctx.priority, jobId: ctx.jobId, signal: ctx.signal },
+    );
+    return tweetPage('POST /v3/community-search-tweets', page);
+  },
+  afterPage: afterFeedPage,
 };
