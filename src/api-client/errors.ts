@@ -121,10 +121,13 @@ export class TransientError extends ApiError {
 export class InvalidResponseError extends ApiError {
   /** What was wrong, e.g. `empty body`, `HTML page`, `truncated JSON`, a schema issue. */
   readonly reason: string;
+  /** JSON of the wrong shape: the same request answers the same, so fetching it again cannot help. */
+  readonly permanent: boolean;
 
-  constructor(context: ApiErrorContext & { reason: string }) {
+  constructor(context: ApiErrorContext & { reason: string; permanent?: boolean }) {
     super(ErrorCode.API_INVALID_RESPONSE, describe(context, `answered an invalid body: ${context.reason}`), context);
     this.reason = context.reason;
+    this.permanent = context.permanent ?? false;
   }
 }
 

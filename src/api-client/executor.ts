@@ -90,7 +90,7 @@ export function createExecutor(deps: ExecutorDeps): Execute {
         try {
           return { value: spec.read(parsed.json), status };
         } catch (error) {
-          if (error instanceof EnvelopeError) throw new InvalidResponseError({ ...context, status, reason: error.reason });
+          if (error instanceof EnvelopeError) throw new InvalidResponseError({ ...context, status, reason: error.reason, permanent: true });
           throw error;
         }
       } catch (error) {
