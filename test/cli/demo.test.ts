@@ -56,6 +56,8 @@ describe('harvest demo', () => {
     const s = result.summary!;
     expect(s.tweets).toBeGreaterThan(0);
     expect(s.listMembers + s.communityMembers).toBeGreaterThan(0);
+    // the community crawl walks the community's feed as well as its members
+    expect(text).toMatch(/^community: [1-9][\d,]* tweets of its feed and [1-9][\d,]* users/m);
     expect(s.backfillRates).toHaveLength(1);
     expect(s.backfillRates[0]!.perSecond).toBeLessThanOrEqual(small.ratePerKey * 1.1);
     expect(s.quotaUsed).toBeGreaterThan(0);

@@ -77,9 +77,10 @@ export async function runDemo(options: DemoOptions, targets: DemoTargets, io: { 
     if (list.exitCode !== 0) return { exitCode: list.exitCode };
 
     const c = plan.community;
-    heading(`4. Community crawl: "${c.name}" (${c.id}): ${c.members} members`);
+    heading(`4. Community crawl: "${c.name}" (${c.id}): ${c.members} members and the community's feed`);
     const community = await runJob(services, 'community', { communityId: c.id }, out);
     if (community.exitCode !== 0) return { exitCode: community.exitCode };
+    say(`community: ${community.snapshot.tweets} tweets of its feed and ${community.snapshot.users} users (members, authors) stored`);
 
     heading('Summary');
     const summary = await collectSummary(services, {
