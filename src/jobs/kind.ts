@@ -90,6 +90,8 @@ export interface WatchPassInput {
   watermarkId: string | null;
   pass: number;
   now: Date;
+  /** Where a first pass reads back to, kept on the watch (null: the kind's default). */
+  floorMs?: number | null;
 }
 
 /** A job kind: its validated params and how it splits into slices. */

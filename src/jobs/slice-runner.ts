@@ -16,6 +16,8 @@ import { commitPage } from '../store/commit-page.ts';
 import { recordRequests } from '../store/jobs.ts';
 import type { Pool } from '../store/db.ts';
 import { isLiveJobStatus, SliceStatus } from '../store/states.ts';
+import { recordJobEnd, recordSliceEnd, SliceEndReason } from '../store/slice-ends.ts';
+import { finishFailedPass } from '../store/watches.ts';
 import {
   activeSliceCount,
   endJob,
@@ -126,21 +128,27 @@ async function commitAndDecide(
 ): Promise<Step> {
   const notes: string[] = [];
   let next = page.nextCursor;
+  let endReason: SliceEndReason = SliceEndReason.END;
   if (next !== null && (next === slice.cursor || slice.recentCursors.includes(cursorHash(next)))) {
     notes.push(`cursor repeated after ${slice.pages + 1} pages; walk ended`);
     next = null;
+    endReason = SliceEndReason.REPEATED_CURSOR;
   }
   const emptyRun = page.itemCount === 0 ? slice.emptyPages + 1 : 0;
   if (next !== null && emptyRun >= MAX_EMPTY_PAGES) {
     notes.push(`${emptyRun} empty pages in a row; walk ended`);
     next = null;
+    endReason = SliceEndReason.EMPTY_PAGES;
   }
   if (verdict.note) notes.push(verdict.note);
   if (verdict.stop) {
     log.debug({ reason: verdict.stop }, 'walk ends');
+    endReason = SliceEndReason.BOUND;
     next = null;
   }
   const done = next === null;
+  // Before the commit that ends the walk, so a slice is never done without its reason (audit).
+  if (done) await recordSliceEnd(deps.pool, slice.id, endReason);
   let result;
   try {
     result = await commitPage(deps.pool, {
@@ -196,6 +204,7 @@ async function commitAndDecide(
   const kind = jobKind(slice.job.kind);
   const jobStop = kind.stopAt?.(kind.params.parse(slice.job.params), { tweets: slice.job.tweets + result.newTweets }) ?? null;
   if (jobStop !== null) {
+    await recordJobEnd(deps.pool, slice.jobId, SliceEndReason.MAX_TWEETS);
     await endJob(deps.pool, slice.jobId, jobStop);
     return { kind: 'stop', outcome: { kind: 'done' } };
   }
@@ -233,6 +242,7 @@ async function carryOut(decision: ErrorDecision, error: unknown, slice: SliceFor
       await failJob(deps.pool, slice.jobId, decision.code, decision.message);
       return done;
     case 'finish-slice':
+      await recordSliceEnd(deps.pool, slice.id, SliceEndReason.NOT_FOUND);
       await finishSlice(deps.pool, { sliceId: slice.id, jobId: slice.jobId, status: 'done', note: decision.note });
       return done;
     case 'park':
@@ -240,6 +250,7 @@ async function carryOut(decision: ErrorDecision, error: unknown, slice: SliceFor
       log.warn({ retryAt: new Date(decision.atMs).toISOString() }, 'paused: quota');
       return { kind: 'stop', outcome: { kind: 'later', atMs: decision.atMs } };
     case 'end-job':
+      await recordJobEnd(deps.pool, slice.jobId, SliceEndReason.BUDGET);
       await endJob(deps.pool, slice.jobId, decision.note);
       return done;
     case 'retry-later':
@@ -271,6 +282,7 @@ async function accountAttempts(pool: Pool, slice: SliceForRun, attempts: readonl
 export async function failSlice(pool: Pool, sliceId: string, error: unknown): Promise<void> {
   const slice = await loadSliceForRun(pool, sliceId);
   if (!slice) return;
+  await recordSliceEnd(pool, sliceId, SliceEndReason.FAILED);
   await finishSlice(pool, {
     sliceId,
     jobId: slice.jobId,
@@ -278,4 +290,5 @@ export async function failSlice(pool: Pool, sliceId: string, error: unknown): Pr
     errorCode: error instanceof AppError ? error.code : 'UNEXPECTED',
     errorMessage: error instanceof Error ? error.message : String(error),
   });
+  await finishFailedPass(pool, slice.jobId, sliceId);
 }

@@ -6,6 +6,7 @@
 import type { Pool } from '../store/db.ts';
 import { withTransaction } from '../store/db.ts';
 import { createJob, createSlices } from '../store/jobs.ts';
+import { startWatchPassIn } from '../store/watches.ts';
 import type { PlanContext } from './kind.ts';
 import type { HarvestQueues } from './queue.ts';
 import { jobKind, type JobKindName } from './registry.ts';
@@ -37,6 +38,18 @@ export async function submitJob(deps: SubmitDeps, input: SubmitInput): Promise<{
     });
     const ids = await createSlices(client, id, slices);
     await kind.onCreate?.(client, id, params);
+    // A watch kind that planned no pass starts its first one here, from the state of its
+    // identity's watch (watermark, floor): a one-shot pass continues where the last one stopped.
+    const passSlice = kind.passSlice?.bind(kind);
+    if (passSlice && !slices.some((s) => s.params.pass !== undefined)) {
+      const first = await startWatchPassIn(
+        client,
+        id,
+        (w) => passSlice(params, { watermarkId: w.watermarkId, floorMs: w.floorMs, pass: w.passes + 1, now: deps.planContext.now }),
+        { markRunning: false },
+      );
+      if (first?.started) ids.push(first.sliceId);
+    }
     return { jobId: id, sliceIds: ids };
   });
   if (input.maxRequests !== undefined) await deps.budgets.setBudget(jobId, input.maxRequests);

@@ -1,17 +1,43 @@
 /**
- * Mention watches: a job re-read every so often. The watermark only moves forward (greatest), so
- * a pass that finishes late can never pull it back and re-admit old tweets as new.
+ * Watches: a job re-read every so often, newest first, down to a watermark. A watch has an
+ * identity (kind, target, filters): every watches row of one identity carries the same watermark,
+ * gaps and first-pass floor, so a one-shot pass continues where a scheduled one stopped and the
+ * other way round.
+ *
+ * Gap-proof: a pass moves the watermark only when it read down to where it started from (the
+ * previous watermark, or the first pass's floor) or the service ended the walk. A pass cut short
+ * (empty pages, a repeated cursor, a 404, a failure) keeps the watermark, so the next pass reads
+ * the new items and then, in the same newest-first walk, what the short pass left unread; the
+ * unread id range is recorded in `gaps` until a pass covers it. The watermark only moves forward
+ * (greatest), so a pass that finishes late can never pull it back.
  */
 import type { Pool, Queryable } from './db.ts';
 import { withTransaction } from './db.ts';
+import { isCompleteEnd } from './slice-ends.ts';
+import { TWITTER_EPOCH_MS } from './snowflake.ts';
 import { isLiveJobStatus, LIVE_JOB_STATUSES, type JobStatus } from './states.ts';
+
+export interface WatchGap {
+  /** The unread range starts above this id (exclusive): the watermark the pass started from. */
+  afterId: string;
+  /** ...and ends below this id (exclusive); null: nothing of the pass's range was read. */
+  beforeId: string | null;
+  reason: string;
+  pass: number;
+  jobId: string;
+  at: string;
+}
 
 export interface WatchRow {
   jobId: string;
-  handle: string;
+  kind: string;
+  identity: string | null;
+  handle: string | null;
   params: unknown;
   everySeconds: number | null;
   highWatermarkId: string | null;
+  floorMs: number | null;
+  gaps: WatchGap[];
   passes: number;
   nextDueAt: Date | null;
   lastPassStartedAt: Date | null;
@@ -20,16 +46,20 @@ export interface WatchRow {
   enabled: boolean;
 }
 
-const COLUMNS = `job_id::text, handle, params, every_seconds, high_watermark_id::text, passes, next_due_at,
-  last_pass_started_at, last_pass_finished_at, last_pass_new, enabled`;
+const COLUMNS = `job_id::text, kind, identity, handle, params, every_seconds, high_watermark_id::text, floor_ms::text,
+  gaps, passes, next_due_at, last_pass_started_at, last_pass_finished_at, last_pass_new, enabled`;
 
 function toWatch(r: Record<string, unknown>): WatchRow {
   return {
     jobId: r.job_id as string,
-    handle: r.handle as string,
+    kind: r.kind as string,
+    identity: r.identity as string | null,
+    handle: r.handle as string | null,
     params: r.params,
     everySeconds: r.every_seconds as number | null,
     highWatermarkId: r.high_watermark_id as string | null,
+    floorMs: r.floor_ms === null ? null : Number(r.floor_ms),
+    gaps: r.gaps as WatchGap[],
     passes: r.passes as number,
     nextDueAt: r.next_due_at as Date | null,
     lastPassStartedAt: r.last_pass_started_at as Date | null,
@@ -39,38 +69,167 @@ function toWatch(r: Record<string, unknown>): WatchRow {
   };
 }
 
-export async function createWatch(
-  db: Queryable,
-  watch: { jobId: string; handle: string; params: unknown; everySeconds: number | null; nextDueAt?: Date | null },
-): Promise<void> {
-  await db.query(
-    `INSERT INTO watches (job_id, handle, params, every_seconds, next_due_at) VALUES ($1::bigint, $2, $3::jsonb, $4, $5)`,
-    [watch.jobId, watch.handle, JSON.stringify(watch.params ?? {}), watch.everySeconds, watch.nextDueAt?.toISOString() ?? new Date().toISOString()],
-  );
+/** A watch's identity: its kind and the canonical JSON of its target and filters (keys sorted). */
+export function watchIdentity(kind: string, targetAndFilters: Record<string, unknown>): string {
+  const keys = Object.keys(targetAndFilters)
+    .filter((k) => targetAndFilters[k] !== undefined)
+    .sort();
+  return `${kind}:${JSON.stringify(keys.map((k) => [k, targetAndFilters[k]]))}`;
+}
+
+export interface NewWatch {
+  jobId: string;
+  /** A label for people (the handle, `community:<id>`...). */
+  handle: string | null;
+  params: unknown;
+  everySeconds: number | null;
+  nextDueAt?: Date | null;
+  kind?: string;
+  /** Passes of one identity share their watermark; without one the watch stands alone. */
+  identity?: string;
+  /** Where a first pass reads back to. An earlier watch of the identity that has one wins. */
+  floorMs?: number | null;
+  /** Start from this watermark (a backfill's upper bound) unless the identity's is higher. */
+  seedWatermarkId?: string | null;
 }
 
 /**
- * Records a finished pass: moves the watermark forward only, schedules the next pass (or none).
- * Idempotent per pass number, so recording the same pass twice (a roll-up re-run after a crash)
- * counts it once.
+ * Records a watch. With an identity, it takes over the state of the identity's latest watch:
+ * watermark (the greater of that and the seed), floor and open gaps.
+ */
+export async function createWatch(db: Queryable, watch: NewWatch): Promise<void> {
+  await db.query(
+    `WITH prior AS (
+       SELECT high_watermark_id, floor_ms, gaps FROM watches
+        WHERE $6::text IS NOT NULL AND identity = $6 ORDER BY job_id DESC LIMIT 1)
+     INSERT INTO watches (job_id, handle, params, every_seconds, next_due_at, kind, identity, floor_ms, high_watermark_id, gaps)
+     SELECT $1::bigint, $2, $3::jsonb, $4, $5, $7, $6,
+            coalesce((SELECT floor_ms FROM prior), $8::bigint),
+            -- greatest() ignores nulls: either one alone is the watermark
+            greatest((SELECT high_watermark_id FROM prior), $9::bigint),
+            coalesce((SELECT gaps FROM prior), '[]'::jsonb)`,
+    [
+      watch.jobId,
+      watch.handle,
+      JSON.stringify(watch.params ?? {}),
+      watch.everySeconds,
+      watch.nextDueAt?.toISOString() ?? new Date().toISOString(),
+      watch.identity ?? null,
+      watch.kind ?? 'mentions',
+      watch.floorMs ?? null,
+      watch.seedWatermarkId ?? null,
+    ],
+  );
+}
+
+/** The upper bound (ms) of a job's time-ranged backfill slices, or null when it has none. */
+export async function backfillUpperBoundMs(db: Queryable, jobId: string): Promise<number | null> {
+  const { rows } = await db.query<{ upper: string | null }>(
+    `SELECT max((params->>'untilMs')::bigint)::text AS upper FROM job_slices
+      WHERE job_id = $1::bigint AND params ? 'untilMs' AND NOT params ? 'pass'`,
+    [jobId],
+  );
+  return rows[0]?.upper == null ? null : Number(rows[0].upper);
+}
+
+export async function getWatchRow(db: Queryable, jobId: string): Promise<WatchRow | null> {
+  const { rows } = await db.query<Record<string, unknown>>(`SELECT ${COLUMNS} FROM watches WHERE job_id = $1::bigint`, [jobId]);
+  return rows[0] ? toWatch(rows[0]) : null;
+}
+
+interface PassSliceRow {
+  end_reason: string | null;
+  status: string;
+  watermark: string | null;
+  floor_ms: string | null;
+  oldest: string | null;
+}
+
+/** The lower bound (exclusive) of what a pass walks: its watermark, or the id just below its floor. */
+function passLowerBound(s: PassSliceRow): string | null {
+  if (s.watermark !== null) return s.watermark;
+  if (s.floor_ms === null) return null;
+  return (((BigInt(s.floor_ms) - BigInt(TWITTER_EPOCH_MS)) << 22n) - 1n).toString();
+}
+
+/**
+ * Records a finished pass. A complete pass (its slice ended at the service's end of results or at
+ * its bound, or the slice is unknown: a caller recording by hand) moves the watermark of every
+ * watch of the identity and closes the gaps it covered; a pass cut short keeps the watermark and
+ * records its unread range. Idempotent per pass number (a roll-up re-run after a crash counts it
+ * once); schedules the next pass (or none).
  */
 export async function finishWatchPass(
   db: Queryable,
   jobId: string,
   pass: { pass: number; highWatermarkId: string | null; newCount: number; finishedAt?: Date },
 ): Promise<WatchRow | null> {
-  const { rows } = await db.query<Record<string, unknown>>(
+  const finishedAt = (pass.finishedAt ?? new Date()).toISOString();
+  const { rows: slices } = await db.query<PassSliceRow>(
+    `SELECT end_reason, status, params->>'watermarkId' AS watermark, params->>'floorMs' AS floor_ms, oldest_tweet_id::text AS oldest
+       FROM job_slices WHERE job_id = $1::bigint AND (params->>'pass')::int = $2::int ORDER BY id DESC LIMIT 1`,
+    [jobId, pass.pass],
+  );
+  const slice = slices[0];
+  const complete =
+    !slice || (slice.status === 'done' && (slice.end_reason === null || isCompleteEnd(slice.end_reason)));
+  const { rows: updated } = await db.query<{ identity: string | null }>(
     `UPDATE watches SET
-       high_watermark_id = greatest(high_watermark_id, $2::bigint),
-       passes = greatest(passes, $5::int),
+       passes = greatest(passes, $2::int),
        last_pass_finished_at = $3,
        last_pass_new = $4,
        next_due_at = CASE WHEN every_seconds IS NULL THEN NULL ELSE $3::timestamptz + make_interval(secs => every_seconds) END
      WHERE job_id = $1::bigint
-     RETURNING ${COLUMNS}`,
-    [jobId, pass.highWatermarkId, (pass.finishedAt ?? new Date()).toISOString(), pass.newCount, pass.pass],
+     RETURNING identity`,
+    [jobId, pass.pass, finishedAt, pass.newCount],
   );
-  return rows[0] ? toWatch(rows[0]) : null;
+  const row = updated[0];
+  if (!row) return null;
+  // The shared state: every watch of the identity, or this one alone when it has none.
+  const scope = `(job_id = $1::bigint OR ($2::text IS NOT NULL AND identity = $2))`;
+  const lower = slice ? passLowerBound(slice) : null;
+  if (complete) {
+    await db.query(
+      `UPDATE watches SET high_watermark_id = greatest(high_watermark_id, $3::bigint),
+              gaps = coalesce((SELECT jsonb_agg(g) FROM jsonb_array_elements(gaps) g
+                                WHERE $4::bigint IS NOT NULL AND (g->>'afterId')::bigint < $4::bigint), '[]'::jsonb)
+        WHERE ${scope}`,
+      [jobId, row.identity, pass.highWatermarkId, lower],
+    );
+  } else if (lower !== null) {
+    const gap: WatchGap = {
+      afterId: lower,
+      beforeId: slice?.oldest ?? null,
+      reason: slice?.status === 'failed' ? 'failed' : (slice?.end_reason ?? 'failed'),
+      pass: pass.pass,
+      jobId,
+      at: finishedAt,
+    };
+    // A later short pass from the same watermark replaces the earlier gap (what it read is
+    // covered), and recording the same pass again (a roll-up re-run) changes nothing.
+    await db.query(
+      `UPDATE watches SET gaps = coalesce((SELECT jsonb_agg(g) FROM jsonb_array_elements(gaps) g
+                                            WHERE g->>'afterId' <> $3), '[]'::jsonb) || jsonb_build_array($4::jsonb)
+        WHERE ${scope}`,
+      [jobId, row.identity, gap.afterId, JSON.stringify(gap)],
+    );
+  }
+  return getWatchRow(db, jobId);
+}
+
+/**
+ * A pass whose slice failed: counted, watermark kept, its unread range recorded as a gap (the
+ * roll-up, finishSlice, only records passes that ended done).
+ */
+export async function finishFailedPass(db: Queryable, jobId: string, sliceId: string): Promise<void> {
+  const { rows } = await db.query<{ pass: number | null; newest: string | null; new_items: string }>(
+    `SELECT (params->>'pass')::int AS pass, newest_tweet_id::text AS newest, new_items::text
+       FROM job_slices WHERE id = $1::bigint AND status = 'failed'`,
+    [sliceId],
+  );
+  const r = rows[0];
+  if (!r || r.pass === null) return;
+  await finishWatchPass(db, jobId, { pass: r.pass, highWatermarkId: r.newest, newCount: Number(r.new_items) });
 }
 
 export interface WatchForPass {
@@ -80,75 +239,93 @@ export interface WatchForPass {
   jobParams: unknown;
   enabled: boolean;
   watermarkId: string | null;
+  floorMs: number | null;
   passes: number;
   /** A pass slice that is still pending or running, if any. */
   activeSliceId: string | null;
 }
 
+type MakePassSlice = (w: WatchForPass) => { kind: string; params: Record<string, unknown> };
+
 /**
  * Starts a watch pass unless one is active (passes never overlap): under the watch row's lock,
  * `makeSlice` builds the pass's slice from the watermark; returns the slice to queue, or null.
  */
-export async function startWatchPass(
-  pool: Pool,
+export async function startWatchPass(pool: Pool, jobId: string, makeSlice: MakePassSlice): Promise<{ sliceId: string; started: boolean } | null> {
+  return withTransaction(pool, (client) => startWatchPassIn(client, jobId, makeSlice, { markRunning: true }));
+}
+
+/** startWatchPass inside the caller's transaction (submitJob starts the first pass with the job). */
+export async function startWatchPassIn(
+  client: Queryable,
   jobId: string,
-  makeSlice: (w: WatchForPass) => { kind: string; params: Record<string, unknown> },
+  makeSlice: MakePassSlice,
+  options: { markRunning: boolean },
 ): Promise<{ sliceId: string; started: boolean } | null> {
-  return withTransaction(pool, async (client) => {
-    // Lock first, then read in a new statement: in READ COMMITTED a statement that waited for the
-    // lock still reads with its old snapshot and would miss the pass a concurrent tick just made.
-    await client.query('SELECT 1 FROM watches WHERE job_id = $1::bigint FOR UPDATE', [jobId]);
-    const { rows } = await client.query<{
-      status: JobStatus;
-      kind: string;
-      params: unknown;
-      enabled: boolean;
-      high_watermark_id: string | null;
-      passes: number;
-      active: string | null;
-    }>(
-      `SELECT j.status, j.kind, j.params, w.enabled, w.high_watermark_id::text, w.passes,
-              -- A pass is still active until the watch has recorded it: its last page may have
-              -- committed (status done) before finishSlice moved the watermark.
-              (SELECT id::text FROM job_slices
-                WHERE job_id = j.id
-                  AND (status IN ('pending', 'running')
-                       OR (status = 'done' AND (params->>'pass')::int > w.passes))
-                ORDER BY id LIMIT 1) AS active
-         FROM watches w JOIN jobs j ON j.id = w.job_id
-        WHERE w.job_id = $1::bigint`,
-      [jobId],
-    );
-    const r = rows[0];
-    if (!r || !r.enabled || !isLiveJobStatus(r.status)) return null;
-    if (r.active) return { sliceId: r.active, started: false };
-    const slice = makeSlice({
-      jobId,
-      jobKind: r.kind,
-      jobStatus: r.status,
-      jobParams: r.params,
-      enabled: r.enabled,
-      watermarkId: r.high_watermark_id,
-      passes: r.passes,
-      activeSliceId: null,
-    });
-    const inserted = await client.query<{ id: string }>(
-      `INSERT INTO job_slices (job_id, kind, params) VALUES ($1::bigint, $2, $3::jsonb) RETURNING id::text`,
-      [jobId, slice.kind, JSON.stringify(slice.params)],
-    );
-    await client.query(
-      `UPDATE watches SET last_pass_started_at = now(),
-              next_due_at = CASE WHEN every_seconds IS NULL THEN NULL ELSE now() + make_interval(secs => every_seconds) END
-        WHERE job_id = $1::bigint`,
-      [jobId],
-    );
+  // Lock first, then read in a new statement: in READ COMMITTED a statement that waited for the
+  // lock still reads with its old snapshot and would miss the pass a concurrent tick just made.
+  await client.query('SELECT 1 FROM watches WHERE job_id = $1::bigint FOR UPDATE', [jobId]);
+  const { rows } = await client.query<{
+    status: JobStatus;
+    kind: string;
+    params: unknown;
+    enabled: boolean;
+    high_watermark_id: string | null;
+    floor_ms: string | null;
+    passes: number;
+    active: string | null;
+  }>(
+    `SELECT j.status, j.kind, j.params, w.enabled, w.high_watermark_id::text, w.floor_ms::text, w.passes,
+            -- A pass is still active until the watch has recorded it: its last page may have
+            -- committed (status done) before finishSlice moved the watermark. Other slices of the
+            -- job (a backfill before the watch, a community's members) are not passes.
+            (SELECT id::text FROM job_slices
+              WHERE job_id = j.id AND params ? 'pass'
+                AND (status IN ('pending', 'running')
+                     OR (status = 'done' AND (params->>'pass')::int > w.passes))
+              ORDER BY id LIMIT 1) AS active
+       FROM watches w JOIN jobs j ON j.id = w.job_id
+      WHERE w.job_id = $1::bigint`,
+    [jobId],
+  );
+  const r = rows[0];
+  if (!r || !r.enabled || !isLiveJobStatus(r.status)) return null;
+  if (r.active) return { sliceId: r.active, started: false };
+  const slice = makeSlice({
+    jobId,
+    jobKind: r.kind,
+    jobStatus: r.status,
+    jobParams: r.params,
+    enabled: r.enabled,
+    watermarkId: r.high_watermark_id,
+    floorMs: r.floor_ms === null ? null : Number(r.floor_ms),
+    passes: r.passes,
+    activeSliceId: null,
+  });
+  const inserted = await client.query<{ id: string }>(
+    `INSERT INTO job_slices (job_id, kind, params) VALUES ($1::bigint, $2, $3::jsonb) RETURNING id::text`,
+    [jobId, slice.kind, JSON.stringify(slice.params)],
+  );
+  await client.query(
+    `UPDATE watches SET last_pass_started_at = now(),
+            next_due_at = CASE WHEN every_seconds IS NULL THEN NULL ELSE now() + make_interval(secs => every_seconds) END
+      WHERE job_id = $1::bigint`,
+    [jobId],
+  );
+  if (options.markRunning) {
     await client.query(
       `UPDATE jobs SET status = 'running', started_at = coalesce(started_at, now()), updated_at = now()
         WHERE id = $1::bigint AND status IN ('scheduled', 'queued')`,
       [jobId],
     );
-    return { sliceId: inserted.rows[0]!.id, started: true };
-  });
+  }
+  return { sliceId: inserted.rows[0]!.id, started: true };
+}
+
+/** Open gaps of a job's watch (empty when it has none, or no watch). */
+export async function openGaps(db: Queryable, jobId: string): Promise<WatchGap[]> {
+  const { rows } = await db.query<{ gaps: WatchGap[] }>('SELECT gaps FROM watches WHERE job_id = $1::bigint', [jobId]);
+  return rows[0]?.gaps ?? [];
 }
 
 export interface ScheduledWatch {
