@@ -49,6 +49,17 @@ async function walkItems(h: Harness, path: string, body: Record<string, unknown>
 
 const sorted = (ids: readonly string[]): string[] => [...ids].sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : BigInt(a) > BigInt(b) ? 1 : 0));
 
+/** The word (5+ letters) that the most of `tweets` carry among those carried by between `min` and `max` of them. */
+function feedWord(tweets: readonly Item[], min: number, max: number): string {
+  const counts = new Map<string, number>();
+  for (const t of tweets) {
+    for (const w of new Set(String(t.full_text).toLowerCase().match(/\b[a-z]{5,}\b/g) ?? [])) counts.set(w, (counts.get(w) ?? 0) + 1);
+  }
+  const best = [...counts].filter(([, n]) => n >= min && n <= max).sort((a, b) => b[1] - a[1])[0];
+  if (!best) throw new Error(`no word in ${min}..${max} of the feed's tweets`);
+  return best[0];
+}
+
 async function ids(h: Harness, sql: string, params: unknown[]): Promise<string[]> {
   const { rows } = await h.services.pool.query<{ id: string }>(sql, params);
   return sorted(rows.map((r) => r.id));
@@ -103,11 +114,7 @@ describe('community jobs', () => {
     const c = busiest();
     const feed = await walkItems(h, '/v3/community-tweets', { community_id: c.id, order: 'latest' }, 'tweets');
     // A word some of the feed's tweets carry, but not all of them.
-    const counts = new Map<string, number>();
-    for (const t of feed) {
-      for (const w of new Set(String(t.full_text).toLowerCase().match(/\b[a-z]{5,}\b/g) ?? [])) counts.set(w, (counts.get(w) ?? 0) + 1);
-    }
-    const word = [...counts].filter(([, n]) => n >= 2 && n < feed.length / 2).sort((a, b) => b[1] - a[1])[0]![0];
+    const word = feedWord(feed, 2, feed.length / 2);
     const query = `${word} -filter:retweets`;
     const truth = await walkIds(h, '/v3/community-search-tweets', { community_link: c.id, query, order: 'latest' }, 'tweets');
     expect(truth.length).toBeGreaterThan(1);
@@ -168,5 +175,36 @@ describe('community jobs', () => {
     expect(requestsTo('/v3/community-tweets') - calls).toBe(2); // 25 new: two pages of 20
     expect(requestsTo('/v3/community-members')).toBe(members);
     expect(next.watch?.passes).toBe(3);
+  });
+
+  it('--estimate probes one page of each walk, says what it cannot know, and queues nothing', async () => {
+    const c = busiest();
+    const jobsBefore = (await h.services.pool.query('SELECT count(*)::int AS n FROM jobs')).rows[0].n as number;
+    const before = { feed: requestsTo('/v3/community-tweets'), members: requestsTo('/v3/community-members'), search: requestsTo('/v3/community-search-tweets') };
+    const run = await runCli(['community', c.id, '--estimate', '--every', '1h'], h.env);
+    expect(run.code, run.err).toBe(0);
+    expect(run.out).toMatch(/^tweets +more than 20 /m);
+    expect(run.out).toMatch(/^members +more than \d+ /m);
+    expect(run.out).toMatch(/^recent +~[\d,]+ tweets\/day/m);
+    expect(run.out).toMatch(/^watch +~[\d,]+ requests\/day/m);
+    expect(run.out).toMatch(/^probe +cost 2 requests; nothing was queued$/m);
+    expect(requestsTo('/v3/community-tweets') - before.feed).toBe(1);
+    expect(requestsTo('/v3/community-members') - before.members).toBe(1);
+
+    // A search that fits on one page is counted exactly, and members are not probed.
+    const feed = await walkItems(h, '/v3/community-tweets', { community_id: c.id, order: 'latest' }, 'tweets');
+    const word = feedWord(feed, 2, 10);
+    const truth = await walkIds(h, '/v3/community-search-tweets', { community_link: c.id, query: word, order: 'latest' }, 'tweets');
+    expect(truth.length).toBeGreaterThan(0);
+    expect(truth.length).toBeLessThan(20);
+    const small = await runCli(['community', c.id, '--query', word, '--estimate'], h.env);
+    expect(small.code, small.err).toBe(0);
+    expect(small.out).toMatch(new RegExp(`^tweets +${truth.length}$`, 'm'));
+    expect(small.out).toMatch(/^members +not walked/m);
+    expect(small.out).toMatch(/^requests +1$/m);
+    expect(small.out).toMatch(/^probe +cost 1 request; nothing was queued$/m);
+    expect(requestsTo('/v3/community-search-tweets') - before.search).toBe(1);
+    expect(requestsTo('/v3/community-members') - before.members).toBe(1);
+    expect((await h.services.pool.query('SELECT count(*)::int AS n FROM jobs')).rows[0].n).toBe(jobsBefore);
   });
 });

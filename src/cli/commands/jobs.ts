@@ -8,7 +8,7 @@ import type { Command } from 'commander';
 import { requireApiKeys } from '../../config.ts';
 import { InputError } from '../../errors.ts';
 import { estimateSearch } from '../../jobs/estimate.ts';
-import { checkCommunityJob } from '../../jobs/kinds/community.ts';
+import { checkCommunityJob, CommunityJobParams, estimateCommunity } from '../../jobs/kinds/community.ts';
 import { SearchJobParams } from '../../jobs/kinds/search.ts';
 import { planContext } from '../../jobs/harvester.ts';
 import type { JobKindName } from '../../jobs/registry.ts';
@@ -102,6 +102,21 @@ async function printEstimate(state: CliState, params: SearchJobParams): Promise<
   });
 }
 
+async function printCommunityEstimate(state: CliState, params: CommunityJobParams): Promise<void> {
+  const runtime = cliRuntime(state, { quiet: true });
+  requireApiKeys(runtime.config);
+  await withServices(runtime, async (services) => {
+    const e = await estimateCommunity(services.client, params);
+    const more = (c: { count: number; exact: boolean }) => (c.exact ? formatCount(c.count) : `more than ${formatCount(c.count)} (the walk goes on past the probe's page)`);
+    console.log(`tweets     ${more(e.tweets)}`);
+    console.log(`members    ${e.members === null ? 'not walked (--query)' : more(e.members)}`);
+    console.log(`recent     ${e.tweetsPerDayRecent === null ? 'unknown' : `~${formatCount(e.tweetsPerDayRecent)} tweets/day near the newest`}`);
+    console.log(`requests   ${e.requests === null ? 'unknown: no endpoint tells a community\'s size; --max-requests bounds the job' : formatCount(e.requests)}`);
+    if (e.watchRequestsPerDay !== null) console.log(`watch      ~${formatCount(e.watchRequestsPerDay)} requests/day (one per pass, plus a page per 20 new tweets)`);
+    console.log(`probe      cost ${e.probeRequests} request${e.probeRequests === 1 ? '' : 's'}; nothing was queued`);
+  });
+}
+
 async function readHydrateInput(source: string): Promise<string> {
   if (source === '-') {
     const chunks: Buffer[] = [];
@@ -185,15 +200,18 @@ export function registerJobCommands(program: Command, state: CliState): void {
       .description("a community's members and its tweets; with --query a search inside it (members not walked)")
       .argument('<community>', 'community id or URL')
       .option('--query <q>', "search inside the community (the search grammar) instead of walking its members and whole feed")
-      .option('--every <interval>', 'watch the feed (or the search) every interval (e.g. 10m, 1h); each pass fetches only what is new'),
-  ).action(async (community: string, o: CommonOptions & { query?: string; every?: string }) => {
+      .option('--every <interval>', 'watch the feed (or the search) every interval (e.g. 10m, 1h); each pass fetches only what is new')
+      .option('--estimate', 'probe one page of each walk (1-2 requests): sizes, recent rate, a watch\'s daily cost; enqueue nothing'),
+  ).action(async (community: string, o: CommonOptions & { query?: string; every?: string; estimate?: boolean }) => {
     const params = {
       communityId: parseCommunityRef(community).id,
       query: o.query === undefined ? undefined : parseSearchQuery(o.query, '--query'),
       everySeconds: o.every === undefined ? undefined : parseEvery(o.every),
     };
     checkCommunityJob(params);
-    await run(state, 'community', params, parseCommon(o));
+    const common = parseCommon(o);
+    if (o.estimate) await printCommunityEstimate(state, CommunityJobParams.parse(params));
+    else await run(state, 'community', params, common);
   });
 
   withCommon(

@@ -6,11 +6,12 @@
  * nothing new costs one request. The watch row (interval, watermark) lives in `watches`.
  */
 import { z } from 'zod';
+import type { ApiClient } from '../../api-client/client.ts';
 import { createWatch } from '../../store/watches.ts';
 import type { FetchedPage, JobKind, PageVerdict, SliceHandler, SliceSpec } from '../kind.ts';
 import { checkSearchQuery } from '../search-query.ts';
 import { numericId } from './ids.ts';
-import { tweetPage, userPage } from './pages.ts';
+import { newestMs, oldestMs, tweetPage, userPage } from './pages.ts';
 
 export const CommunityJobParams = z
   .object({
@@ -134,3 +135,51 @@ export const communitySearchSlice: SliceHandler<CommunityFeedSliceParams> = {
   },
   afterPage: afterFeedPage,
 };
+
+const DAY_MS = 86_400_000;
+
+/** What `harvest community … --estimate` learns from one page of each walk. */
+export interface CommunityEstimate {
+  /** Tweets on the probed page; `exact` when that page ended the walk (else there are more). */
+  tweets: { count: number; exact: boolean };
+  /** Members likewise; null with --query (members are not walked). */
+  members: { count: number; exact: boolean } | null;
+  /** Tweets per day near the newest, from the probed page's span; null when it cannot tell (under two tweets, or exact). */
+  tweetsPerDayRecent: number | null;
+  /** Requests the job would spend, when both walks ended on their probe page. */
+  requests: number | null;
+  /** With --every: requests per day of the watch's passes (one per pass, plus a page per 20 new tweets). */
+  watchRequestsPerDay: number | null;
+  probeRequests: number;
+}
+
+/**
+ * A probe of one page per walk (through the client, so through the gate), the way search
+ * --estimate probes: no endpoint tells a community's size, so a walk that goes on past its first
+ * page is reported as "more than" with the feed's recent rate, from which a watch's cost follows.
+ */
+export async function estimateCommunity(client: ApiClient, params: CommunityJobParams): Promise<CommunityEstimate> {
+  checkCommunityJob(params);
+  const feed =
+    params.query === undefined
+      ? await client.communityTweets({ communityId: params.communityId, order: 'latest' }, { priority: 'backfill' })
+      : await client.communitySearchTweets({ communityLink: params.communityId, query: params.query, order: 'latest' }, { priority: 'backfill' });
+  const members = params.query === undefined ? await client.communityMembers({ communityLink: params.communityId }, { priority: 'backfill' }) : null;
+  const tweetsExact = feed.nextCursor === null;
+  const oldest = oldestMs(feed.items);
+  const newest = newestMs(feed.items);
+  const perDay = !tweetsExact && feed.items.length >= 2 && oldest !== null && newest !== null ? ((feed.items.length - 1) / Math.max(1, newest - oldest)) * DAY_MS : null;
+  const membersExact = members === null || members.nextCursor === null;
+  const watchRequestsPerDay =
+    params.everySeconds === undefined
+      ? null
+      : Math.ceil((DAY_MS / 1000 / params.everySeconds) * (1 + (perDay ?? 0) * (params.everySeconds / 86_400) / 20));
+  return {
+    tweets: { count: feed.items.length, exact: tweetsExact },
+    members: members === null ? null : { count: members.items.length, exact: membersExact },
+    tweetsPerDayRecent: perDay === null ? null : Math.round(perDay),
+    requests: tweetsExact && membersExact ? 1 + (members === null ? 0 : 1) : null,
+    watchRequestsPerDay,
+    probeRequests: 1 + (members === null ? 0 : 1),
+  };
+}
