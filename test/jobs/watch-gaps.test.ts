@@ -1,0 +1,68 @@
+/**
+ * Gap-proof watermarks: a pass cut short by an outage (empty pages with cursors after its first
+ * page) keeps the watermark and records the unread range; the next healthy pass reads the new
+ * items and the gap, and every mention ends up stored.
+ */
+import { describe, expect, it } from 'vitest';
+import { useHarness } from '../helpers/harness.ts';
+import { getWatchRow } from '../../src/store/watches.ts';
+import { expectedSearchIds } from './ground-truth.ts';
+
+describe('gap-proof watermarks', () => {
+  // 2 requests a second: an outage switched on after the first page lands before the second.
+  const h = useHarness({ rate: 2 });
+  const mentionRequests = () => h.sim.control.requestLog().filter((r) => r.path === '/v3/mentions').length;
+
+  async function storedMentions(handle: string): Promise<string[]> {
+    const { rows } = await h.services.pool.query<{ id: string }>(
+      `SELECT DISTINCT jt.tweet_id::text AS id FROM job_tweets jt JOIN jobs j ON j.id = jt.job_id
+        WHERE j.kind = 'mentions' AND lower(j.params->>'handle') = lower($1)`,
+      [handle],
+    );
+    return rows.map((r) => r.id);
+  }
+
+  it('an outage in the middle of a pass, then a healthy pass: every mention stored, the gap closed', async () => {
+    const w = h.sim.world;
+    // A quiet handle: its first pass is one or two pages.
+    const target = [...w.users]
+      .filter((u) => !u.protected && !u.suspended && !u.deleted && w.mentionsOf(u.index).length >= 3)
+      .sort((a, b) => w.mentionsOf(a.index).length - w.mentionsOf(b.index).length)[0]!;
+    const since = '2026-09-01';
+    const first = await h.submit({ kind: 'mentions', params: { handle: target.username, since } });
+    expect((await h.runUntil(first, { timeoutMs: 60_000 })).status).toBe('completed');
+    const watermark = (await getWatchRow(h.services.pool, first))!.highWatermarkId;
+
+    const author = w.users.find((u) => !u.protected && !u.suspended && !u.deleted && u.index !== target.index)!;
+    const added = h.sim.control.addTweets(
+      Array.from({ length: 60 }, (_, i) => ({ authorHandle: author.username, text: `outage @${target.username} ${i}` })),
+    );
+
+    // The outage starts once the pass's first page is served.
+    const before = mentionRequests();
+    const cut = await h.submit({ kind: 'mentions', params: { handle: target.username } });
+    const running = h.runUntil(cut, { timeoutMs: 60_000 });
+    while (mentionRequests() === before) await new Promise((r) => setTimeout(r, 2));
+    h.sim.control.setFaults({ emptyPageRate: 1 });
+    const cutSnap = await running;
+    h.sim.control.setFaults({ emptyPageRate: 0 });
+    expect(cutSnap.status).toBe('completed');
+    expect(mentionRequests() - before).toBe(4); // one page, then three empty pages end the walk
+    const afterCut = (await getWatchRow(h.services.pool, cut))!;
+    expect(afterCut.highWatermarkId).toBe(watermark); // kept: the pass did not reach it
+    expect(afterCut.gaps).toHaveLength(1);
+    expect(afterCut.gaps[0]).toMatchObject({ afterId: watermark, reason: 'empty-pages' });
+    const stored = new Set(await storedMentions(target.username));
+    expect(added.filter((id) => !stored.has(id)).length).toBe(40); // the 40 older new ones were missed
+
+    const healthy = await h.submit({ kind: 'mentions', params: { handle: target.username } });
+    expect((await h.runUntil(healthy, { timeoutMs: 60_000 })).status).toBe('completed');
+    const final = (await getWatchRow(h.services.pool, healthy))!;
+    expect(final.gaps).toEqual([]);
+    expect(final.highWatermarkId).toBe(added.at(-1));
+    const all = await storedMentions(target.username);
+    const expected = expectedSearchIds(w, `@${target.username} since:${since}`);
+    expect(expected.filter((id) => !all.includes(id))).toEqual([]);
+    for (const id of added) expect(all).toContain(id);
+  });
+});
