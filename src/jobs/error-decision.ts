@@ -4,6 +4,8 @@
  * code belongs to one error class (src/errors.ts), so once the code matches, that class's fields
  * may be read.
  */
+import { z } from 'zod';
+import type { InvalidResponseError } from '../api-client/errors.ts';
 import { AppError, ErrorCode } from '../errors.ts';
 import type { QuotaExhaustedError } from './limiter/errors.ts';
 
@@ -12,6 +14,10 @@ export type ErrorDecision =
   | { kind: 'fail-job'; code: string; message: string }
   /** This slice is over (its target is gone); the job goes on and reads the note. */
   | { kind: 'finish-slice'; note: string }
+  /** This slice failed for good (its page's requests are spent, or the answer is wrong for good); the job goes on and fails at its roll-up. */
+  | { kind: 'fail-slice'; code: string; message: string }
+  /** Fetch the same page again at `atMs`, in this run: the page has requests left. */
+  | { kind: 'refetch'; atMs: number }
   /** No key can grant: the job is parked and the slice re-queued for `atMs`. */
   | { kind: 'park'; atMs: number; note: string }
   /** The gate has already steered around the cause (a key disabled or parked): ask again now. */
@@ -20,7 +26,7 @@ export type ErrorDecision =
   | { kind: 'retry-later'; atMs: number }
   /** The job ends successfully, early (its budget is spent). */
   | { kind: 'end-job'; note: string }
-  /** A transient failure with no progress in this run: the queue's backoff counts the attempt. */
+  /** Not a request's failure (database, a bug), with no progress in this run: the queue's backoff counts the attempt. */
   | { kind: 'rethrow' };
 
 export interface ErrorContext {
@@ -29,9 +35,16 @@ export interface ErrorContext {
   progressed: boolean;
   /** How long to park a job when no key says when it can grant again (HARVEST_QUOTA_RECHECK_MS). */
   quotaRecheckMs: number;
-  /** Delay before a slice that made progress tries again (the client already retried). */
+  /** Delay before a slice that made progress tries again, and before a page is fetched again. */
   transientRetryMs: number;
+  /** Requests this page has cost in this run so far, the failed call's attempts included. */
+  pageRequests: number;
+  /** Requests one page may cost before its slice fails (HARVEST_MAX_ATTEMPTS_PER_PAGE). */
+  maxAttemptsPerPage: number;
 }
+
+/** Requests one page may cost by default before its slice fails (HARVEST_MAX_ATTEMPTS_PER_PAGE). */
+export const DEFAULT_MAX_ATTEMPTS_PER_PAGE = 6;
 
 /** A parked job never asks again sooner than this (a retryAt in the past or just now). */
 export const MIN_PARK_MS = 1000;
@@ -53,6 +66,14 @@ export function decideOnError(error: unknown, ctx: ErrorContext): ErrorDecision 
     case ErrorCode.INPUT_INVALID:
     case ErrorCode.API_UNEXPECTED_STATUS:
       return { kind: 'fail-job', code, message };
+    case ErrorCode.API_INVALID_RESPONSE:
+      if ((error as InvalidResponseError).permanent) return { kind: 'fail-slice', code, message };
+      return pageRetry(code, message, ctx);
+    case ErrorCode.API_TRANSIENT:
+    case ErrorCode.API_RATE_LIMITED:
+      // The one retry layer: the client already retried this call within the page's bound
+      // (HARVEST_MAX_ATTEMPTS_PER_PAGE); the queue never runs the page again on top of it.
+      return pageRetry(code, message, ctx);
     case ErrorCode.KEYS_EXHAUSTED: {
       const retryAt = (error as QuotaExhaustedError).retryAt;
       const atMs = Math.max(ctx.nowMs + MIN_PARK_MS, retryAt ? retryAt.getTime() : ctx.nowMs + ctx.quotaRecheckMs);
@@ -67,7 +88,35 @@ export function decideOnError(error: unknown, ctx: ErrorContext): ErrorDecision 
       // limiter's state; counting this as a failed attempt could fail a healthy slice.
       return { kind: 'retry-later', atMs: ctx.nowMs + ctx.transientRetryMs };
     default:
-      // Transient (5xx, 429 after the client's retries, transport, invalid body, database).
+      // Not a request's failure (database, a bug): no request to bound; the queue's backoff.
       return ctx.progressed ? { kind: 'retry-later', atMs: ctx.nowMs + ctx.transientRetryMs } : { kind: 'rethrow' };
   }
+}
+
+/** A failure the same request may not repeat: fetched again while the page has requests left, else the slice fails. */
+function pageRetry(code: string, message: string, ctx: ErrorContext): ErrorDecision {
+  if (ctx.pageRequests < ctx.maxAttemptsPerPage) return { kind: 'refetch', atMs: ctx.nowMs + ctx.transientRetryMs };
+  return { kind: 'fail-slice', code, message: `gave up on a page after ${ctx.pageRequests} requests: ${message}` };
+}
+
+/** Codes no retry can fix: a slice run that throws one fails at once (BullMQ UnrecoverableError). */
+const PERMANENT_CODES: ReadonlySet<string> = new Set([
+  ErrorCode.INPUT_INVALID,
+  ErrorCode.API_BAD_REQUEST,
+  ErrorCode.API_GONE,
+  ErrorCode.API_UNEXPECTED_STATUS,
+  ErrorCode.KEYS_REFUSED,
+  ErrorCode.CONFIG_INVALID,
+]);
+
+/**
+ * Whether an error that escaped a slice run is permanent: a stored definition that no longer
+ * parses (zod), an unknown kind (InputError), a request the service refuses for good. Such a run
+ * fails at once instead of spending the queue's attempts on it.
+ */
+export function isPermanentError(error: unknown): boolean {
+  if (error instanceof z.ZodError) return true;
+  if (!(error instanceof AppError)) return false;
+  if (error.code === ErrorCode.API_INVALID_RESPONSE) return (error as InvalidResponseError).permanent;
+  return PERMANENT_CODES.has(error.code);
 }

@@ -4,11 +4,12 @@
  * job scheduler per watch. Job data names ids only, never a key. Postgres stays the record: if
  * Redis is flushed, reconcile() puts every unfinished slice back from Postgres.
  */
-import { DelayedError, Queue, Worker, type Job } from 'bullmq';
+import { DelayedError, Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import { z } from 'zod';
 import type { RequestPriority } from '../api-client/gate.ts';
 import type { Logger } from '../logger.ts';
+import { isPermanentError } from './error-decision.ts';
 
 export const QUEUE_NAMES = { backfill: 'backfill', watch: 'watch' } as const;
 
@@ -40,8 +41,10 @@ const JOB_OPTIONS = {
   removeOnComplete: true,
   // Failures are recorded in Postgres; a failed BullMQ job left behind would block re-queueing the slice.
   removeOnFail: true,
-  // Transient errors (after the client's own bounded retries) put the slice back with backoff;
-  // after these attempts the slice fails with the last error.
+  // Requests are retried in one layer only (the client, bounded per page; the runner then fails the
+  // slice): what reaches the queue is a run that broke outside a request (Postgres unreachable,
+  // a connection terminated mid-commit). Those go back with backoff; after these attempts the
+  // slice fails with the last error. Permanent errors skip them (UnrecoverableError).
   attempts: 8,
   backoff: { type: 'exponential', delay: 2000 },
 } as const;
@@ -148,7 +151,11 @@ export interface QueueWorkerOptions {
 export class QueueWorkers {
   readonly #workers: Worker[];
 
+  /** Re-queues a slice whose own BullMQ job could not be moved (removed or taken meanwhile). */
+  readonly #fallback: HarvestQueues;
+
   constructor(options: QueueWorkerOptions) {
+    this.#fallback = new HarvestQueues(options.connection, options.prefix, options.logger);
     const lockDuration = options.lockDurationMs ?? 15_000;
     const common = {
       connection: options.connection,
@@ -165,9 +172,26 @@ export class QueueWorkers {
         await options.runWatchTick(WatchTick.parse(job.data));
         return;
       }
-      const outcome = await options.runSlice(SliceTask.parse(job.data), priority);
+      let outcome: TaskOutcome;
+      let task: SliceTask;
+      try {
+        task = SliceTask.parse(job.data);
+        outcome = await options.runSlice(task, priority);
+      } catch (error) {
+        // No retry can fix it: fail now (the 'failed' handler records it), not after 8 attempts.
+        if (isPermanentError(error)) throw new UnrecoverableError(error instanceof Error ? error.message : String(error));
+        throw error;
+      }
       if (outcome.kind === 'later') {
-        await job.moveToDelayed(outcome.atMs, token);
+        try {
+          await job.moveToDelayed(outcome.atMs, token);
+        } catch (error) {
+          // This run no longer owns its BullMQ job (removed, or its lock taken by a stalled check):
+          // the slice must not be left running with nothing queued, so queue it anew (a no-op
+          // while another holder has it; the periodic reconcile is the last resort).
+          options.logger.warn({ err: error, task }, 'could not delay the slice job; re-queueing the slice');
+          await this.#fallback.enqueueSlice(priority, task, Math.max(0, outcome.atMs - Date.now()));
+        }
         throw new DelayedError();
       }
     };
@@ -179,7 +203,8 @@ export class QueueWorkers {
       worker.on('error', (error) => options.logger.error({ err: error }, 'queue worker error'));
       worker.on('failed', (job, error) => {
         options.logger.warn({ err: error, task: job?.data, attempts: job?.attemptsMade }, 'slice attempt failed');
-        if (job && job.name === 'slice' && job.attemptsMade >= (job.opts.attempts ?? 1)) {
+        const final = error instanceof UnrecoverableError || error.name === 'UnrecoverableError' || (job?.attemptsMade ?? 0) >= (job?.opts.attempts ?? 1);
+        if (job && job.name === 'slice' && final) {
           options.onFinalFailure(SliceTask.parse(job.data), error).catch((e: unknown) =>
             options.logger.error({ err: e }, 'could not record a failed slice'),
           );
@@ -191,5 +216,6 @@ export class QueueWorkers {
   /** Stops taking work and waits for the in-flight slices to commit their page and return. */
   async close(): Promise<void> {
     await Promise.all(this.#workers.map((w) => w.close()));
+    await this.#fallback.close();
   }
 }

@@ -5,17 +5,23 @@
  * (SliceHandler.afterPage), the job's kind when the whole job stops (JobKind.stopAt). A failed
  * page is turned into a decision by decideOnError (error-decision.ts, pure); this file only
  * carries the decision out.
+ *
+ * Each walk is fenced: it takes the slice under a fresh lease token and every commit is guarded on
+ * that lease and the cursor it fetched with. A commit that fails the guard re-reads the slice: a
+ * lease taken by a newer walk (a stalled takeover) ends this one without touching the queue; the
+ * same lease with an older cursor (commits lost to a Postgres crash) continues from that cursor.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { ApiClient } from '../api-client/index.ts';
 import type { RequestPriority } from '../api-client/gate.ts';
-import { AppError, ErrorCode } from '../errors.ts';
+import { AppError, ErrorCode, InputError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { AttemptRecord } from '../api-client/index.ts';
 import { commitPage } from '../store/commit-page.ts';
 import { recordRequests } from '../store/jobs.ts';
 import type { Pool } from '../store/db.ts';
 import { isLiveJobStatus, SliceStatus } from '../store/states.ts';
+import { sleep } from '../sleep.ts';
 import { recordJobEnd, recordSliceEnd, SliceEndReason } from '../store/slice-ends.ts';
 import { finishFailedPass } from '../store/watches.ts';
 import {
@@ -30,15 +36,17 @@ import {
   type SliceForRun,
 } from '../store/job-runtime.ts';
 import { attemptsOf, withAttempts } from './attempts.ts';
-import { decideOnError, type ErrorDecision } from './error-decision.ts';
-import type { FetchedPage, PageVerdict, SliceContext, SplitProposal } from './kind.ts';
+import { decideOnError, DEFAULT_MAX_ATTEMPTS_PER_PAGE, type ErrorDecision } from './error-decision.ts';
+import type { FetchedPage, PageVerdict, SliceContext, SliceHandler, SplitProposal } from './kind.ts';
 import type { TaskOutcome } from './queue.ts';
 import { jobKind, sliceHandler } from './registry.ts';
 
 /** Consecutive empty pages (with a cursor) after which a walk is taken to be stuck. */
 export const MAX_EMPTY_PAGES = 3;
-/** Delay before a slice that made progress retries a transient failure (the client already retried). */
+/** Delay before a slice that made progress retries a failure, and before a page is fetched again. */
 export const TRANSIENT_RETRY_MS = 2000;
+/** Consecutive pages that bring no item new to the job after which a walk ends (HARVEST_MAX_STALE_PAGES). */
+export const DEFAULT_MAX_STALE_PAGES = 10;
 
 export interface SliceRunnerDeps {
   pool: Pool;
@@ -48,6 +56,10 @@ export interface SliceRunnerDeps {
   signal: AbortSignal;
   /** How long a job parked for quota waits when no key says when it can grant (HARVEST_QUOTA_RECHECK_MS). */
   quotaRecheckMs: number;
+  /** Requests one page may cost before its slice fails (HARVEST_MAX_ATTEMPTS_PER_PAGE, default 6). */
+  maxAttemptsPerPage?: number;
+  /** Consecutive pages with no new id after which a walk ends (HARVEST_MAX_STALE_PAGES, default 10). */
+  maxStalePages?: number;
   /** How many slices of one job should walk at once (rate × latency). */
   targetParallelism(): number;
   /** Called after each committed page (metrics). */
@@ -62,22 +74,36 @@ export function cursorHash(cursor: string): string {
   return createHash('sha1').update(cursor).digest('hex').slice(0, 16);
 }
 
-type Step = { kind: 'continue' } | { kind: 'stop'; outcome: TaskOutcome };
+type Step = { kind: 'continue' } | { kind: 'stop'; outcome: TaskOutcome } | { kind: 'reload'; slice: SliceForRun };
+
+/** A stored slice whose kind this version does not know, or whose params no longer parse, is permanent. */
+function handlerOf(slice: SliceForRun): SliceHandler<unknown> {
+  try {
+    return sliceHandler(slice.kind);
+  } catch (error) {
+    throw new InputError(`slice ${slice.id}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
+}
 
 export async function runSlice(sliceId: string, deps: SliceRunnerDeps): Promise<TaskOutcome> {
-  let slice = await loadSliceForRun(deps.pool, sliceId);
-  if (!slice) return { kind: 'done' };
-  const log = deps.logger.child({ jobId: slice.jobId, slice: slice.id, sliceKind: slice.kind });
-  if (slice.status === SliceStatus.DONE) {
+  const found = await loadSliceForRun(deps.pool, sliceId);
+  if (!found) return { kind: 'done' };
+  const log = deps.logger.child({ jobId: found.jobId, slice: found.id, sliceKind: found.kind });
+  if (found.status === SliceStatus.DONE) {
     // The last page committed but the roll-up did not run (crash in between): finish it now.
-    await finishSlice(deps.pool, { sliceId: slice.id, jobId: slice.jobId, status: 'done' });
+    await finishSlice(deps.pool, { sliceId: found.id, jobId: found.jobId, status: 'done' });
     return { kind: 'done' };
   }
-  if (slice.status !== SliceStatus.PENDING && slice.status !== SliceStatus.RUNNING) return { kind: 'done' };
-  if (!isLiveJobStatus(slice.job.status)) return { kind: 'done' };
+  if (found.status !== SliceStatus.PENDING && found.status !== SliceStatus.RUNNING) return { kind: 'done' };
+  if (!isLiveJobStatus(found.job.status)) return { kind: 'done' };
 
-  const handler = sliceHandler(slice.kind);
-  await markSliceRunning(deps.pool, slice.id, slice.jobId);
+  const handler = handlerOf(found);
+  // The walk's lease, then the cursor it walks from: read after the lease is taken, so a commit
+  // of an older walk that landed in between is seen here and nothing of it is walked twice.
+  const lease = randomUUID();
+  if (!(await markSliceRunning(deps.pool, found.id, found.jobId, lease))) return { kind: 'done' };
+  let slice = await loadSliceForRun(deps.pool, sliceId);
+  if (!slice || slice.lease !== lease || slice.status !== SliceStatus.RUNNING) return { kind: 'done' };
   const ctx: SliceContext = {
     client: deps.client,
     signal: deps.signal,
@@ -90,6 +116,8 @@ export async function runSlice(sliceId: string, deps: SliceRunnerDeps): Promise<
   // Whether this run committed a page: a transient failure after progress is a new problem,
   // not one more attempt at an old one (BullMQ's attempt count only resets with a fresh run).
   let progressed = false;
+  // Requests the page at the current cursor has cost in this run (one retry layer: the bound).
+  let pageRequests = 0;
   for (;;) {
     if (deps.signal.aborted) return { kind: 'later', atMs: Date.now() };
     const params = handler.params.parse(slice.params);
@@ -99,20 +127,26 @@ export async function runSlice(sliceId: string, deps: SliceRunnerDeps): Promise<
     try {
       ({ value: page, attempts } = await withAttempts(() => handler.fetchPage(params, cursor, ctx)));
     } catch (error) {
-      const step = await onFetchError(error, slice, deps, log, progressed);
+      pageRequests += attemptsOf(error).length;
+      const step = await onFetchError(error, slice, lease, deps, log, { progressed, pageRequests });
       if (step.kind === 'stop') return step.outcome;
       continue;
     }
     progressed = true;
+    pageRequests = 0;
     const fetchedAt = performance.now();
     const verdict = handler.afterPage?.(params, page, { firstPage: cursor === null }) ?? {};
-    const step = await commitAndDecide(slice, page, verdict, attempts, deps, log);
+    const step = await commitAndDecide(slice, lease, page, verdict, attempts, deps, log);
     if (step.kind === 'stop') return step.outcome;
+    if (step.kind === 'reload') {
+      slice = step.slice;
+      continue;
+    }
     const reloaded = await loadSliceForRun(deps.pool, slice.id);
     // A slice holds its place in the parallelism for the request AND the commit and bookkeeping
     // after it; the limiter wait is left out (that is time the slice does not need).
     deps.onCycle?.(attempts.reduce((sum, a) => sum + a.durationMs, 0) + (performance.now() - fetchedAt));
-    if (!reloaded || reloaded.status !== SliceStatus.RUNNING) return { kind: 'done' };
+    if (!reloaded || reloaded.status !== SliceStatus.RUNNING || reloaded.lease !== lease) return { kind: 'done' };
     if (!isLiveJobStatus(reloaded.job.status)) return { kind: 'done' };
     slice = reloaded;
   }
@@ -120,6 +154,7 @@ export async function runSlice(sliceId: string, deps: SliceRunnerDeps): Promise<
 
 async function commitAndDecide(
   slice: SliceForRun,
+  lease: string,
   page: FetchedPage,
   verdict: PageVerdict,
   attempts: AttemptRecord[],
@@ -155,6 +190,7 @@ async function commitAndDecide(
       jobId: slice.jobId,
       sliceId: slice.id,
       expectedCursor: slice.cursor,
+      lease,
       nextCursor: next,
       sliceDone: done,
       tweets: page.tweets,
@@ -176,7 +212,16 @@ async function commitAndDecide(
     if (error instanceof AppError && error.code === ErrorCode.STALE_SLICE) {
       // The page is dropped, but its requests were spent: account for them all the same.
       await accountAttempts(deps.pool, slice, attempts);
-      log.info('slice moved on (another worker, or the job ended); dropping this page');
+      const now = await loadSliceForRun(deps.pool, slice.id);
+      if (now && now.lease === lease && now.status === SliceStatus.RUNNING && isLiveJobStatus(now.job.status)) {
+        // Still this walk's slice, but its cursor is not the one this walk committed last: the
+        // last commits were lost (asynchronous commit, Postgres crashed). Walk on from the record.
+        log.warn({ committed: now.cursor, held: slice.cursor }, 'the committed cursor is behind this walk (commits lost); continuing from it');
+        return { kind: 'reload', slice: now };
+      }
+      // A newer walk holds the slice (stalled takeover), or it ended: stop without touching the
+      // queue entry, which belongs to the walk that holds the lease.
+      log.info('slice taken over by another walk, or ended; dropping this page');
       return { kind: 'stop', outcome: { kind: 'done' } };
     }
     throw error;
@@ -196,12 +241,23 @@ async function commitAndDecide(
       sliceId: slice.id,
       jobId: slice.jobId,
       status: 'done',
+      lease,
       ...(notes.length > 0 ? { note: `slice ${slice.id}: ${notes.join('; ')}` } : {}),
     });
     return { kind: 'stop', outcome: { kind: 'done' } };
   }
+  // A walk that keeps paging without bringing anything new (a service that cycles through
+  // fresh cursors over the same items) would run forever: the page is committed, the walk ends.
+  const maxStale = deps.maxStalePages ?? DEFAULT_MAX_STALE_PAGES;
+  if (result.stalePages >= maxStale) {
+    await recordSliceEnd(deps.pool, slice.id, SliceEndReason.EMPTY_PAGES);
+    const note = `slice ${slice.id}: ${result.stalePages} pages in a row brought no new id; walk ended`;
+    await finishSlice(deps.pool, { sliceId: slice.id, jobId: slice.jobId, status: 'done', lease, note });
+    log.warn({ stalePages: result.stalePages }, 'walk ended: pages bring nothing new');
+    return { kind: 'stop', outcome: { kind: 'done' } };
+  }
 
-  const kind = jobKind(slice.job.kind);
+  const kind = jobKindOf(slice);
   const jobStop = kind.stopAt?.(kind.params.parse(slice.job.params), { tweets: slice.job.tweets + result.newTweets }) ?? null;
   if (jobStop !== null) {
     await recordJobEnd(deps.pool, slice.jobId, SliceEndReason.MAX_TWEETS);
@@ -222,28 +278,62 @@ async function split(slice: SliceForRun, proposal: SplitProposal, deps: SliceRun
   }
 }
 
-async function onFetchError(error: unknown, slice: SliceForRun, deps: SliceRunnerDeps, log: Logger, progressed: boolean): Promise<Step> {
+function jobKindOf(slice: SliceForRun) {
+  try {
+    return jobKind(slice.job.kind);
+  } catch (error) {
+    throw new InputError(`job ${slice.jobId}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
+}
+
+async function onFetchError(
+  error: unknown,
+  slice: SliceForRun,
+  lease: string,
+  deps: SliceRunnerDeps,
+  log: Logger,
+  run: { progressed: boolean; pageRequests: number },
+): Promise<Step> {
   // Every attempt of a failed page cost a request: record them before steering the slice.
   await accountAttempts(deps.pool, slice, attemptsOf(error)).catch((e: unknown) =>
     log.warn({ err: e }, 'could not record the requests of a failed page'),
   );
-  const decision = decideOnError(error, { nowMs: Date.now(), progressed, quotaRecheckMs: deps.quotaRecheckMs, transientRetryMs: TRANSIENT_RETRY_MS });
-  return carryOut(decision, error, slice, deps, log);
+  const decision = decideOnError(error, {
+    nowMs: Date.now(),
+    progressed: run.progressed,
+    quotaRecheckMs: deps.quotaRecheckMs,
+    transientRetryMs: TRANSIENT_RETRY_MS,
+    pageRequests: run.pageRequests,
+    maxAttemptsPerPage: deps.maxAttemptsPerPage ?? DEFAULT_MAX_ATTEMPTS_PER_PAGE,
+  });
+  return carryOut(decision, error, slice, lease, deps, log);
 }
 
-async function carryOut(decision: ErrorDecision, error: unknown, slice: SliceForRun, deps: SliceRunnerDeps, log: Logger): Promise<Step> {
+async function carryOut(decision: ErrorDecision, error: unknown, slice: SliceForRun, lease: string, deps: SliceRunnerDeps, log: Logger): Promise<Step> {
   const done: Step = { kind: 'stop', outcome: { kind: 'done' } };
   switch (decision.kind) {
     case 'continue':
       log.warn({ err: error }, 'a key was refused or spent; it is set aside and the next page asks again');
       return { kind: 'continue' };
+    case 'refetch':
+      log.warn({ err: error }, 'fetching the page again');
+      try {
+        await sleep(Math.max(0, decision.atMs - Date.now()), deps.signal);
+      } catch {
+        return { kind: 'stop', outcome: { kind: 'later', atMs: Date.now() } };
+      }
+      return { kind: 'continue' };
+    case 'fail-slice':
+      log.error({ err: error }, 'slice failed');
+      await endSliceFailed(deps.pool, slice, decision.code, decision.message, lease);
+      return done;
     case 'fail-job':
       log.error({ err: error }, 'job failed');
       await failJob(deps.pool, slice.jobId, decision.code, decision.message);
       return done;
     case 'finish-slice':
       await recordSliceEnd(deps.pool, slice.id, SliceEndReason.NOT_FOUND);
-      await finishSlice(deps.pool, { sliceId: slice.id, jobId: slice.jobId, status: 'done', note: decision.note });
+      await finishSlice(deps.pool, { sliceId: slice.id, jobId: slice.jobId, status: 'done', lease, note: decision.note });
       return done;
     case 'park':
       await pauseJobForQuota(deps.pool, slice.jobId, decision.note);
@@ -282,13 +372,17 @@ async function accountAttempts(pool: Pool, slice: SliceForRun, attempts: readonl
 export async function failSlice(pool: Pool, sliceId: string, error: unknown): Promise<void> {
   const slice = await loadSliceForRun(pool, sliceId);
   if (!slice) return;
-  await recordSliceEnd(pool, sliceId, SliceEndReason.FAILED);
-  await finishSlice(pool, {
-    sliceId,
-    jobId: slice.jobId,
-    status: 'failed',
-    errorCode: error instanceof AppError ? error.code : 'UNEXPECTED',
-    errorMessage: error instanceof Error ? error.message : String(error),
-  });
-  await finishFailedPass(pool, slice.jobId, sliceId);
+  await endSliceFailed(
+    pool,
+    slice,
+    error instanceof AppError ? error.code : 'UNEXPECTED',
+    error instanceof Error ? error.message : String(error),
+  );
+}
+
+/** The slice failed with a reason `status` shows (the job fails at its roll-up); a watch pass keeps its watermark. */
+async function endSliceFailed(pool: Pool, slice: SliceForRun, errorCode: string, errorMessage: string, lease?: string): Promise<void> {
+  await recordSliceEnd(pool, slice.id, SliceEndReason.FAILED);
+  await finishSlice(pool, { sliceId: slice.id, jobId: slice.jobId, status: 'failed', errorCode, errorMessage, ...(lease !== undefined ? { lease } : {}) });
+  await finishFailedPass(pool, slice.jobId, slice.id);
 }

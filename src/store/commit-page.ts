@@ -3,9 +3,13 @@
  * ones and their authors too), engagement history, edges, provenance, quarantine, the request
  * log, the slice's new cursor and counters, and the job's roll-up. Either all of it lands or none.
  *
- * The slice row is the optimistic guard: the page was fetched with `expectedCursor`; if the slice
- * no longer has that cursor (another worker committed, the slice was cancelled or split), the
- * transaction rolls back and StaleSliceError tells the worker to drop the page.
+ * The slice row is the optimistic guard: the page was fetched with `expectedCursor` by the walk
+ * holding `lease`; if the slice no longer has that cursor or that lease (another walk took it over,
+ * the slice was cancelled or split, or a Postgres crash lost the last commits), the transaction
+ * rolls back and StaleSliceError tells the walk to re-read the slice.
+ *
+ * Lock order (the same in every transaction that takes both: job-runtime, job-control): the slice
+ * row first, then the job row.
  */
 import type { CanonicalTweet, CanonicalUser } from '../api-client/canonical.ts';
 import { SqlState, sqlState, withTransaction, type Pool, type PoolClient } from './db.ts';
@@ -21,6 +25,8 @@ export interface PageCommit {
   sliceId: string;
   /** The slice's cursor this page was fetched with (optimistic guard); null for the first page. */
   expectedCursor: string | null;
+  /** The lease of the walk that fetched the page (job_slices.lease); omitted: not checked. */
+  lease?: string;
   nextCursor: string | null;
   sliceDone: boolean;
   /** Status the slice takes when not done (default 'running'). */
@@ -50,10 +56,13 @@ export interface CommitResult {
   tweetsStored: number;
   /** Distinct users written, authors and embedded authors included. */
   usersStored: number;
+  /** The slice's run of consecutive pages that brought nothing new to the job, this one included. */
+  stalePages: number;
 }
 
 const LOCK_SLICE_SQL = `SELECT 1 FROM job_slices
   WHERE id = $1::bigint AND job_id = $2::bigint AND cursor IS NOT DISTINCT FROM $3::text AND status IN ('pending', 'running')
+    AND ($4::text IS NULL OR lease IS NOT DISTINCT FROM $4::text)
   FOR UPDATE`;
 
 // The request log rides in the same statement as the slice advance: one round trip fewer per page.
@@ -75,6 +84,7 @@ s AS (
     new_items = new_items + $7::bigint,
     requests = requests + (SELECT requests FROM n),
     empty_pages = CASE WHEN $8::boolean THEN empty_pages + 1 ELSE 0 END,
+    stale_pages = CASE WHEN $7::bigint = 0 THEN stale_pages + 1 ELSE 0 END,
     recent_cursors = CASE WHEN $9::text IS NULL THEN recent_cursors
       ELSE (recent_cursors || $9::text)[greatest(1, cardinality(recent_cursors) - 48):] END,
     newest_tweet_id = greatest(newest_tweet_id, $10::bigint),
@@ -82,7 +92,8 @@ s AS (
     updated_at = now(),
     finished_at = CASE WHEN $5::text = 'done' THEN coalesce(finished_at, now()) ELSE finished_at END
   WHERE id = $1::bigint AND job_id = $2::bigint AND cursor IS NOT DISTINCT FROM $3::text AND status IN ('pending', 'running')
-  RETURNING job_id
+    AND ($19::text IS NULL OR lease IS NOT DISTINCT FROM $19::text)
+  RETURNING job_id, stale_pages
 ),
 j AS (
   UPDATE jobs SET
@@ -95,7 +106,8 @@ j AS (
   WHERE id = (SELECT job_id FROM s)
   RETURNING 1
 )
-SELECT (SELECT count(*) FROM s)::int AS slices, (SELECT count(*) FROM j)::int AS jobs`;
+SELECT (SELECT count(*) FROM s)::int AS slices, (SELECT count(*) FROM j)::int AS jobs,
+       coalesce((SELECT stale_pages FROM s), 0)::int AS stale_pages`;
 
 /** Test seam: runs inside the transaction after the tweets are written (inject a failure there). */
 export interface CommitHooks {
@@ -112,7 +124,7 @@ async function commitOnce(pool: Pool, page: PageCommit, hooks: CommitHooks): Pro
     await client.query('SET LOCAL synchronous_commit = off');
     // Lock the slice first: a stale page fails before doing any work, and two workers holding the
     // same slice serialise here instead of racing through the upserts.
-    const locked = await client.query({ name: 'harvest_lock_slice', text: LOCK_SLICE_SQL, values: [page.sliceId, page.jobId, page.expectedCursor] });
+    const locked = await client.query({ name: 'harvest_lock_slice', text: LOCK_SLICE_SQL, values: [page.sliceId, page.jobId, page.expectedCursor, page.lease ?? null] });
     if ((locked.rowCount ?? 0) === 0) throw new StaleSliceError(page.sliceId, page.expectedCursor);
 
     const users = await upsertUsers(client, collected.users, collected.provenance, page.jobId, observedAt);
@@ -124,7 +136,7 @@ async function commitOnce(pool: Pool, page: PageCommit, hooks: CommitHooks): Pro
 
     const { newest, oldest } = idRange(collected.pageTweetIds);
     const status = page.sliceDone ? 'done' : (page.sliceStatus ?? 'running');
-    const advanced = await client.query<{ slices: number }>({
+    const advanced = await client.query<{ slices: number; stale_pages: number }>({
       name: 'harvest_advance_slice',
       text: ADVANCE_SQL,
       values: [
@@ -146,10 +158,17 @@ async function commitOnce(pool: Pool, page: PageCommit, hooks: CommitHooks): Pro
         requests.map((r) => r.keyFingerprint),
         requests.map((r) => r.status),
         requests.map((r) => Math.max(0, Math.round(r.durationMs))),
+        page.lease ?? null,
       ],
     });
     if ((advanced.rows[0]?.slices ?? 0) === 0) throw new StaleSliceError(page.sliceId, page.expectedCursor);
-    return { newTweets: tweets.newTweets, newUsers: users.newUsers, tweetsStored: tweets.stored, usersStored: users.stored };
+    return {
+      newTweets: tweets.newTweets,
+      newUsers: users.newUsers,
+      tweetsStored: tweets.stored,
+      usersStored: users.stored,
+      stalePages: advanced.rows[0]?.stale_pages ?? 0,
+    };
   });
 }
 

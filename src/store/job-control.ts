@@ -4,6 +4,7 @@
  */
 import type { Pool, Queryable } from './db.ts';
 import { withTransaction } from './db.ts';
+import { lockJobAndSlices } from './job-runtime.ts';
 import { isLiveJobStatus, JobStatus, LIVE_JOB_STATUSES, type JobPriority } from './states.ts';
 
 export interface RunnableSlice {
@@ -43,6 +44,9 @@ export async function setJobControl(
   action: 'pause' | 'resume' | 'cancel',
 ): Promise<{ status: JobStatus; priority: JobPriority; watch: boolean } | null> {
   return withTransaction(pool, async (client) => {
+    // The one lock order (commit-page.ts): slices before their job. A page commit holds its slice
+    // and then wants the job row; taking the job first here would deadlock with it (40P01).
+    await lockJobAndSlices(client, jobId);
     const { rows } = await client.query<{ status: JobStatus; priority: JobPriority; every: number | null; is_watch: boolean }>(
       `SELECT j.status, j.priority, w.every_seconds AS every, (w.job_id IS NOT NULL) AS is_watch
          FROM jobs j LEFT JOIN watches w ON w.job_id = j.id WHERE j.id = $1::bigint FOR UPDATE OF j`,

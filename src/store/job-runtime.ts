@@ -19,6 +19,10 @@ export interface SliceForRun {
   recentCursors: string[];
   pages: number;
   emptyPages: number;
+  /** Consecutive committed pages that brought no item new to the job. */
+  stalePages: number;
+  /** Token of the walk that holds the slice (null before any walk took it). */
+  lease: string | null;
   job: { kind: string; status: JobStatus; priority: JobPriority; params: unknown; tweets: number };
 }
 
@@ -32,6 +36,8 @@ interface SliceRow {
   recent_cursors: string[];
   pages: string;
   empty_pages: number;
+  stale_pages: number;
+  lease: string | null;
   job_kind: string;
   job_status: JobStatus;
   priority: JobPriority;
@@ -42,7 +48,7 @@ interface SliceRow {
 export async function loadSliceForRun(db: Queryable, sliceId: string): Promise<SliceForRun | null> {
   const { rows } = await db.query<SliceRow>(
     `SELECT s.id::text, s.job_id::text, s.kind, s.params, s.status, s.cursor, s.recent_cursors, s.pages::text,
-            s.empty_pages, j.kind AS job_kind, j.status AS job_status, j.priority, j.params AS job_params,
+            s.empty_pages, s.stale_pages, s.lease, j.kind AS job_kind, j.status AS job_status, j.priority, j.params AS job_params,
             j.tweets::text AS job_tweets
        FROM job_slices s JOIN jobs j ON j.id = s.job_id
       WHERE s.id = $1::bigint`,
@@ -60,21 +66,47 @@ export async function loadSliceForRun(db: Queryable, sliceId: string): Promise<S
     recentCursors: r.recent_cursors,
     pages: Number(r.pages),
     emptyPages: r.empty_pages,
+    stalePages: r.stale_pages,
+    lease: r.lease,
     job: { kind: r.job_kind, status: r.job_status, priority: r.priority, params: r.job_params, tweets: Number(r.job_tweets) },
   };
 }
 
-/** A slice starts walking: it and its job are marked running (a parked or queued job resumes). */
-export async function markSliceRunning(db: Queryable, sliceId: string, jobId: string): Promise<void> {
-  await db.query(
-    `WITH s AS (
-       UPDATE job_slices SET status = 'running', updated_at = now()
-        WHERE id = $1::bigint AND status = 'pending')
-     UPDATE jobs SET status = 'running', note = CASE WHEN status = 'paused_quota' THEN NULL ELSE note END,
-            started_at = coalesce(started_at, now()), updated_at = now()
-      WHERE id = $2::bigint AND status IN ('queued', 'paused_quota', 'scheduled')`,
-    [sliceId, jobId],
+/**
+ * A walk takes its slice: the slice is marked running under a fresh lease token (page commits are
+ * guarded on it, so a walk started earlier, by a worker that lost the slice, can commit nothing
+ * more), and its job is marked running (a parked or queued job resumes). Lock order as everywhere:
+ * the slice row, then the job row. Returns false when the slice is no longer runnable.
+ */
+export async function markSliceRunning(pool: Pool, sliceId: string, jobId: string, lease: string): Promise<boolean> {
+  return withTransaction(pool, async (client) => {
+    const taken = await client.query(
+      `UPDATE job_slices SET status = 'running', lease = $2, updated_at = now()
+        WHERE id = $1::bigint AND status IN ('pending', 'running')`,
+      [sliceId, lease],
+    );
+    if ((taken.rowCount ?? 0) === 0) return false;
+    await client.query(
+      `UPDATE jobs SET status = 'running', note = CASE WHEN status = 'paused_quota' THEN NULL ELSE note END,
+              started_at = coalesce(started_at, now()), updated_at = now()
+        WHERE id = $1::bigint AND status IN ('queued', 'paused_quota', 'scheduled')`,
+      [jobId],
+    );
+    return true;
+  });
+}
+
+/**
+ * Locks a job's live slices (id order) and then the job row: the one lock order every
+ * transaction that touches both follows (a page commit holds its slice, then the job), so
+ * pause, cancel, fail and end cannot deadlock with commits in flight.
+ */
+export async function lockJobAndSlices(client: PoolClient, jobId: string): Promise<void> {
+  await client.query(
+    `SELECT 1 FROM job_slices WHERE job_id = $1::bigint AND status IN ('pending', 'running') ORDER BY id FOR UPDATE`,
+    [jobId],
   );
+  await client.query('SELECT 1 FROM jobs WHERE id = $1::bigint FOR UPDATE', [jobId]);
 }
 
 async function appendJobNote(db: Queryable, jobId: string, note: string | undefined): Promise<void> {
@@ -133,30 +165,34 @@ export interface FinishSlice {
   note?: string;
   errorCode?: string;
   errorMessage?: string;
+  /** When given, the slice ends only while this walk still holds it (a fenced walk changes nothing). */
+  lease?: string;
 }
 
 /**
  * Ends a slice and rolls its job up; a finished watch pass moves the watch's watermark. The last
  * page's commit may already have marked the slice done (atomically with its page): this step is
- * idempotent, so a crash between the two only means it runs again.
+ * idempotent, so a crash between the two only means it runs again. Lock order: the slice row (its
+ * UPDATE), then the job row, as a page commit takes them.
  */
 export async function finishSlice(pool: Pool, f: FinishSlice): Promise<JobStatus> {
   return withTransaction(pool, async (client) => {
-    await client.query('SELECT 1 FROM jobs WHERE id = $1::bigint FOR UPDATE', [f.jobId]);
     const { rows } = await client.query<{ newest: string | null; new_items: string; pass: number | null }>(
       `UPDATE job_slices SET status = $2, finished_at = coalesce(finished_at, now()), updated_at = now(),
               error_code = $3, error_message = $4
         WHERE id = $1::bigint AND status IN ('pending', 'running', 'done')
+          AND ($5::text IS NULL OR lease IS NOT DISTINCT FROM $5::text)
         RETURNING newest_tweet_id::text AS newest, new_items::text, (params->>'pass')::int AS pass`,
-      [f.sliceId, f.status, f.errorCode ?? null, f.errorMessage ?? null],
+      [f.sliceId, f.status, f.errorCode ?? null, f.errorMessage ?? null, f.lease ?? null],
     );
+    await client.query('SELECT 1 FROM jobs WHERE id = $1::bigint FOR UPDATE', [f.jobId]);
     const slice = rows[0];
     // Only a pass that read to its end may move the watermark: a failed pass left tweets unread
     // below its newest, and the next pass must read them.
     if (f.status === 'done' && slice && slice.pass !== null) {
       await finishWatchPass(client, f.jobId, { pass: slice.pass, highWatermarkId: slice.newest, newCount: Number(slice.new_items) });
     }
-    await appendJobNote(client, f.jobId, f.note);
+    if (slice || f.lease === undefined) await appendJobNote(client, f.jobId, f.note);
     return rollUp(client, f.jobId);
   });
 }
@@ -209,6 +245,7 @@ export async function pauseJobForQuota(db: Queryable, jobId: string, note: strin
 /** Fails a job at once (401, 400, 410): its other slices stop. */
 export async function failJob(pool: Pool, jobId: string, errorCode: string, errorMessage: string): Promise<void> {
   await withTransaction(pool, async (client) => {
+    await lockJobAndSlices(client, jobId);
     await client.query(
       `UPDATE job_slices SET status = 'cancelled', finished_at = now(), updated_at = now()
         WHERE job_id = $1::bigint AND status IN ('pending', 'running')`,
@@ -226,7 +263,7 @@ export async function failJob(pool: Pool, jobId: string, errorCode: string, erro
 /** Ends a job early but successfully (--max-tweets reached, --max-requests spent). */
 export async function endJob(pool: Pool, jobId: string, note: string): Promise<void> {
   await withTransaction(pool, async (client) => {
-    await client.query('SELECT 1 FROM jobs WHERE id = $1::bigint FOR UPDATE', [jobId]);
+    await lockJobAndSlices(client, jobId);
     await client.query(
       `UPDATE job_slices SET status = 'done', finished_at = now(), updated_at = now()
         WHERE job_id = $1::bigint AND status IN ('pending', 'running')`,

@@ -1,13 +1,23 @@
 import { describe, expect, it } from 'vitest';
-import { AuthError, BadRequestError, GoneError, NotFoundError, QuotaError, TransientError } from '../../src/api-client/errors.ts';
+import { z } from 'zod';
+import {
+  AuthError,
+  BadRequestError,
+  GoneError,
+  InvalidResponseError,
+  NotFoundError,
+  QuotaError,
+  RateLimitedError,
+  TransientError,
+} from '../../src/api-client/errors.ts';
 import { AbortedError, ErrorCode, InputError } from '../../src/errors.ts';
-import { decideOnError, MIN_PARK_MS, type ErrorContext } from '../../src/jobs/error-decision.ts';
+import { decideOnError, isPermanentError, MIN_PARK_MS, type ErrorContext } from '../../src/jobs/error-decision.ts';
 import { BudgetExhaustedError, KeysRefusedError, QuotaExhaustedError } from '../../src/jobs/limiter/errors.ts';
 import { LimiterStateLostError } from '../../src/jobs/limiter/state-lost.ts';
 import { StaleSliceError } from '../../src/store/errors.ts';
 
 const api = (status: number) => ({ endpoint: 'POST /v3/search-tweets', keyFingerprint: 'k_0123456789ab', status });
-const ctx: ErrorContext = { nowMs: 1_000_000, progressed: false, quotaRecheckMs: 600_000, transientRetryMs: 2000 };
+const ctx: ErrorContext = { nowMs: 1_000_000, progressed: false, quotaRecheckMs: 600_000, transientRetryMs: 2000, pageRequests: 1, maxAttemptsPerPage: 6 };
 
 describe('decideOnError: an error and its context become one decision, by code', () => {
   it('one refused or spent key: ask again (the gate has set that key aside)', () => {
@@ -54,12 +64,38 @@ describe('decideOnError: an error and its context become one decision, by code',
     expect(decideOnError(new LimiterStateLostError('7', 'epoch'), ctx)).toEqual({ kind: 'retry-later', atMs: ctx.nowMs + 2000 });
   });
 
-  it('a transient failure is the queue backoff\'s to count, unless this run already made progress', () => {
-    const error = new TransientError(api(503));
-    expect(decideOnError(error, ctx)).toEqual({ kind: 'rethrow' });
-    expect(decideOnError(error, { ...ctx, progressed: true })).toEqual({ kind: 'retry-later', atMs: ctx.nowMs + 2000 });
+  it('one retry layer: a 5xx, 429 or broken body is fetched again while the page has requests left, then the slice fails naming it; never the queue', () => {
+    for (const error of [new TransientError(api(503)), new RateLimitedError(api(429)), new InvalidResponseError({ ...api(200), reason: 'empty body' })]) {
+      for (const progressed of [false, true]) {
+        expect(decideOnError(error, { ...ctx, progressed, pageRequests: 5 })).toEqual({ kind: 'refetch', atMs: ctx.nowMs + 2000 });
+        const d = decideOnError(error, { ...ctx, progressed, pageRequests: 6 });
+        expect(d).toEqual({ kind: 'fail-slice', code: error.code, message: `gave up on a page after 6 requests: ${error.message}` });
+      }
+    }
+    expect(decideOnError(new TransientError(api(500)), { ...ctx, pageRequests: 6 })).toMatchObject({ message: expect.stringMatching(/\(500\)/) });
+  });
+
+  it('JSON of the wrong shape fails the slice at once: the same request answers the same', () => {
+    const error = new InvalidResponseError({ ...api(200), reason: 'tweets: expected array', permanent: true });
+    expect(decideOnError(error, ctx)).toEqual({ kind: 'fail-slice', code: ErrorCode.API_INVALID_RESPONSE, message: error.message });
+  });
+
+  it('a failure outside a request (database, a bug) is the queue backoff\'s to count, unless this run already made progress', () => {
     expect(decideOnError(new Error('socket hang up'), ctx)).toEqual({ kind: 'rethrow' });
+    expect(decideOnError(new Error('socket hang up'), { ...ctx, progressed: true })).toEqual({ kind: 'retry-later', atMs: ctx.nowMs + 2000 });
     expect(decideOnError(new StaleSliceError('1', null), ctx)).toEqual({ kind: 'rethrow' });
+  });
+
+  it('permanent errors that escape a run skip the queue\'s attempts; transient ones do not', () => {
+    const zodError = z.object({ a: z.string() }).safeParse({}).error;
+    expect(isPermanentError(zodError)).toBe(true);
+    expect(isPermanentError(new InputError('slice 7: unknown slice kind "x"'))).toBe(true);
+    expect(isPermanentError(new BadRequestError(api(400)))).toBe(true);
+    expect(isPermanentError(new GoneError(api(410)))).toBe(true);
+    expect(isPermanentError(new InvalidResponseError({ ...api(200), reason: 'shape', permanent: true }))).toBe(true);
+    expect(isPermanentError(new InvalidResponseError({ ...api(200), reason: 'empty body' }))).toBe(false);
+    expect(isPermanentError(new TransientError(api(503)))).toBe(false);
+    expect(isPermanentError(new Error('Connection terminated unexpectedly'))).toBe(false);
   });
 
   it('decides by code, not by class: an AppError with a code steers as that code does', () => {
