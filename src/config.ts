@@ -115,6 +115,10 @@ const EnvSchema = z.object({
   HARVEST_LOCK_DURATION_MS: z.coerce.number().int().min(1000).default(15_000),
   /** How long a key parked for quota (403) waits before one request re-checks it. */
   HARVEST_QUOTA_RECHECK_MS: z.coerce.number().int().min(100).default(600_000),
+  /** Requests one page may cost (first attempt and retries of 5xx, time-outs, broken bodies) before its slice fails. */
+  HARVEST_MAX_ATTEMPTS_PER_PAGE: positiveInt(6),
+  /** Consecutive pages that bring no new id after which a walk ends with a note. */
+  HARVEST_MAX_STALE_PAGES: positiveInt(10),
 });
 
 export interface ApiKeyConfig {
@@ -139,6 +143,8 @@ export interface Config {
   readonly maxResponseBytes: number;
   readonly lockDurationMs: number;
   readonly quotaRecheckMs: number;
+  readonly maxAttemptsPerPage: number;
+  readonly maxStalePages: number;
 }
 
 /**
@@ -172,6 +178,8 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: { dotenv?: boolean }
     maxResponseBytes: e.HARVEST_MAX_RESPONSE_BYTES,
     lockDurationMs: e.HARVEST_LOCK_DURATION_MS,
     quotaRecheckMs: e.HARVEST_QUOTA_RECHECK_MS,
+    maxAttemptsPerPage: e.HARVEST_MAX_ATTEMPTS_PER_PAGE,
+    maxStalePages: e.HARVEST_MAX_STALE_PAGES,
   };
 }
 

@@ -87,6 +87,8 @@ export class Harvester {
       logger: s.logger,
       signal: this.#abort.signal,
       quotaRecheckMs: s.config.quotaRecheckMs,
+      maxAttemptsPerPage: s.config.maxAttemptsPerPage,
+      maxStalePages: s.config.maxStalePages,
       targetParallelism: () => this.#parallelism,
       onCycle: (ms: number) => this.#observeCycle(ms),
       ...(this.#options.onPage ? { onPage: this.#options.onPage } : {}),
