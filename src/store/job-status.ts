@@ -32,7 +32,7 @@ export interface JobSnapshot extends Pick<JobRow, JobFields> {
   slices: SliceSummary;
   /** Share of the job's known range already walked (search with --since), else null. */
   fractionDone: number | null;
-  watch: { everySeconds: number | null; passes: number; nextDueAt: Date | null; lastPassNew: number | null; watermarkId: string | null } | null;
+  watch: { everySeconds: number | null; passes: number; nextDueAt: Date | null; lastPassNew: number | null; watermarkId: string | null; gaps: Array<{ afterId: string; beforeId: string | null; reason: string }> } | null;
 }
 
 interface Row {
@@ -59,6 +59,7 @@ interface Row {
   next_due_at: Date | null;
   last_pass_new: number | null;
   watermark: string | null;
+  gaps: Array<{ afterId: string; beforeId: string | null; reason: string }> | null;
   is_watch: boolean;
 }
 
@@ -78,7 +79,7 @@ const SNAPSHOT_SQL = `
                   - GREATEST((s.params->>'sinceMs')::float8, coalesce((s.params->>'stopBelowMs')::float8, '-infinity'))))
             FROM job_slices s
            WHERE s.job_id = j.id AND s.kind = 'search' AND s.status IN ('pending', 'running') AND s.params ? 'sinceMs') AS range_left,
-         w.every_seconds, w.passes, w.next_due_at, w.last_pass_new, w.high_watermark_id::text AS watermark,
+         w.every_seconds, w.passes, w.next_due_at, w.last_pass_new, w.high_watermark_id::text AS watermark, w.gaps,
          (w.job_id IS NOT NULL) AS is_watch
     FROM jobs j LEFT JOIN watches w ON w.job_id = j.id`;
 
@@ -116,6 +117,7 @@ function toSnapshot(r: Row): JobSnapshot {
           nextDueAt: r.next_due_at,
           lastPassNew: r.last_pass_new,
           watermarkId: r.watermark,
+          gaps: r.gaps ?? [],
         }
       : null,
   };

@@ -52,6 +52,7 @@ describe('gap-proof watermarks', () => {
     expect(afterCut.highWatermarkId).toBe(watermark); // kept: the pass did not reach it
     expect(afterCut.gaps).toHaveLength(1);
     expect(afterCut.gaps[0]).toMatchObject({ afterId: watermark, reason: 'empty-pages' });
+    expect(cutSnap.watch?.gaps).toEqual([expect.objectContaining({ afterId: watermark, reason: 'empty-pages' })]); // harvest status
     const stored = new Set(await storedMentions(target.username));
     expect(added.filter((id) => !stored.has(id)).length).toBe(40); // the 40 older new ones were missed
 

@@ -106,6 +106,7 @@ export function registerOperateCommands(program: Command, state: CliState): void
           console.log(`slices  ${s.slices.done} done, ${s.slices.running} running, ${s.slices.pending} pending, ${s.slices.failed} failed`);
           if (s.fractionDone !== null) console.log(`range   ${(s.fractionDone * 100).toFixed(1)}% walked`);
           if (s.watch) console.log(`watch   ${s.watch.passes} passes, last found ${s.watch.lastPassNew ?? 0} new, every ${s.watch.everySeconds ?? '-'} s`);
+          for (const g of s.watch?.gaps ?? []) console.log(`gap     ids after ${g.afterId} up to ${g.beforeId ?? 'the newest'} unread (${g.reason}); the next pass reads them`);
           if (s.note) console.log(`note    ${s.note}`);
         }
         console.log('');
