@@ -151,6 +151,8 @@ describe('community jobs', () => {
     const first = await h.runUntil(jobId, { until: ['scheduled', 'failed', 'completed'] });
     expect(first.status).toBe('scheduled');
     expect(await jobTweetIds(h, jobId)).toEqual(sorted(feed));
+    const row = await h.services.pool.query('SELECT kind, every_seconds, high_watermark_id::text AS mark FROM watches WHERE job_id = $1::bigint', [jobId]);
+    expect(row.rows[0]).toEqual({ kind: 'community', every_seconds: 3600, mark: sorted(feed).at(-1) });
 
     // Nothing new: one request, nothing stored, members not walked again.
     const members = requestsTo('/v3/community-members');

@@ -70,7 +70,9 @@ export const communityJob: JobKind<CommunityJobParams> = {
   },
   async onCreate(tx, jobId, params) {
     if (params.everySeconds === undefined) return;
-    await createWatch(tx, { jobId, handle: `community:${params.communityId}`, params, everySeconds: params.everySeconds });
+    // No identity: every community watch's first pass reads the whole feed (what a crawl of the
+    // community promises), so it takes no watermark over from an earlier watch of the community.
+    await createWatch(tx, { jobId, kind: 'community', handle: `community:${params.communityId}`, params, everySeconds: params.everySeconds });
   },
   async afterSubmit(queues, jobId, params) {
     if (params.everySeconds !== undefined) await queues.scheduleWatch(jobId, params.everySeconds * 1000);
