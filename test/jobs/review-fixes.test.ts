@@ -67,11 +67,13 @@ describe('runner edge cases', () => {
     const { rows } = await h.services.pool.query<{ id: string }>('SELECT id::text FROM job_slices WHERE job_id = $1', [jobId]);
     const deps = { pool: h.services.pool, queues: h.services.queues, budgets: h.services.gate };
     await controlJob(deps, jobId, 'pause');
-    // the page in flight at the pause was the last: it commits and ends the slice
-    await commitPage(h.services.pool, {
-      jobId, sliceId: rows[0]!.id, expectedCursor: null, nextCursor: null, sliceDone: true, tweets: [], users: [], emptyPage: true,
-    });
-    await finishSlice(h.services.pool, { sliceId: rows[0]!.id, jobId, status: 'done' });
+    // the pages in flight at the pause were the last (members and feed): they commit and end the slices
+    for (const row of rows) {
+      await commitPage(h.services.pool, {
+        jobId, sliceId: row.id, expectedCursor: null, nextCursor: null, sliceDone: true, tweets: [], users: [], emptyPage: true,
+      });
+      await finishSlice(h.services.pool, { sliceId: row.id, jobId, status: 'done' });
+    }
     expect((await jobSnapshot(h.services.pool, jobId))?.status).toBe('paused');
     expect(await controlJob(deps, jobId, 'resume')).toBe('completed');
   });
