@@ -147,6 +147,9 @@ export interface QueueWorkerOptions {
   lockDurationMs?: number;
 }
 
+/** The error a run threw, behind the UnrecoverableError that told BullMQ not to retry it (its code is what Postgres records). */
+const permanentCauses = new WeakMap<Error, unknown>();
+
 /** The BullMQ adapter: the only code that knows about `Job`. */
 export class QueueWorkers {
   readonly #workers: Worker[];
@@ -179,8 +182,10 @@ export class QueueWorkers {
         outcome = await options.runSlice(task, priority);
       } catch (error) {
         // No retry can fix it: fail now (the 'failed' handler records it), not after 8 attempts.
-        if (isPermanentError(error)) throw new UnrecoverableError(error instanceof Error ? error.message : String(error));
-        throw error;
+        if (!isPermanentError(error)) throw error;
+        const unrecoverable = new UnrecoverableError(error instanceof Error ? error.message : String(error));
+        permanentCauses.set(unrecoverable, error);
+        throw unrecoverable;
       }
       if (outcome.kind === 'later') {
         try {
@@ -205,7 +210,8 @@ export class QueueWorkers {
         options.logger.warn({ err: error, task: job?.data, attempts: job?.attemptsMade }, 'slice attempt failed');
         const final = error instanceof UnrecoverableError || error.name === 'UnrecoverableError' || (job?.attemptsMade ?? 0) >= (job?.opts.attempts ?? 1);
         if (job && job.name === 'slice' && final) {
-          options.onFinalFailure(SliceTask.parse(job.data), error).catch((e: unknown) =>
+          const cause = permanentCauses.get(error);
+          options.onFinalFailure(SliceTask.parse(job.data), cause instanceof Error ? cause : error).catch((e: unknown) =>
             options.logger.error({ err: e }, 'could not record a failed slice'),
           );
         }

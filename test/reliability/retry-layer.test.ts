@@ -1,0 +1,103 @@
+/**
+ * One retry layer (issue #11, item 3): a page that keeps failing costs a bounded number of
+ * requests (HARVEST_MAX_ATTEMPTS_PER_PAGE, default 6), all of them in the client, and then its
+ * slice fails naming the reason; the queue never runs the page again on top. A permanent error (a
+ * body of the wrong shape) costs one request and no re-run. Against the simulator over HTTP, with
+ * a proxy in front that rewrites chosen answers.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { Harvester } from '../../src/jobs/harvester.ts';
+import { jobSnapshot, type JobSnapshot } from '../../src/store/job-status.ts';
+import { startHarness, type Harness } from '../helpers/harness.ts';
+import { corruptingProxy, sleep, waitForJob, type CorruptingProxy } from './support.ts';
+
+const SEARCH = '/v3/search-tweets';
+
+describe('one retry layer', () => {
+  let h: Harness;
+  let proxy: CorruptingProxy;
+  let harvester: Harvester | null = null;
+  beforeAll(async () => {
+    proxy = await corruptingProxy();
+    h = await startHarness({ env: { HARVEST_BASE_URL: proxy.url } });
+    proxy.target = h.sim.url;
+  });
+  afterEach(async () => {
+    await harvester?.stop();
+    harvester = null;
+    proxy.corrupt = () => undefined;
+    h.sim.control.setFaults({ errorRate500: 0 });
+  });
+  afterAll(async () => {
+    await h?.close();
+    await proxy?.close();
+  });
+
+  /** A worker whose quota sync is done before the faults begin (the sync is not the job's request). */
+  async function startWorker(): Promise<void> {
+    harvester = new Harvester(h.services, { concurrency: 4, quotaSyncMs: 3_600_000 });
+    await harvester.start();
+  }
+
+  function searchRequestsSince(at: number): number {
+    return h.sim.control.requestLog().filter((r) => r.path === SEARCH && r.at >= at).length;
+  }
+
+  async function sliceRows(jobId: string) {
+    const { rows } = await h.services.pool.query<{ status: string; error_code: string | null; error_message: string | null; requests: string }>(
+      'SELECT status, error_code, error_message, requests::text FROM job_slices WHERE job_id = $1::bigint',
+      [jobId],
+    );
+    return rows;
+  }
+
+  it('a page that answers 500 every time costs exactly 6 requests, then the slice fails naming 500; no queue re-run', { timeout: 40_000 }, async () => {
+    await startWorker();
+    h.sim.control.setFaults({ errorRate500: 1 });
+    const start = Date.now();
+    // No --since: one slice walks newest-first, so every request below is that one page's.
+    const jobId = await h.submit({ kind: 'search', params: { query: 'lang:en' } });
+    const failed = await waitForJob(h.services.pool, jobId, (s) => s.status === 'failed', 30_000);
+    const slices = await sliceRows(jobId);
+    expect(slices).toHaveLength(1);
+    expect(slices[0]!.status).toBe('failed');
+    expect(slices[0]!.error_code).toBe('API_TRANSIENT');
+    expect(slices[0]!.error_message).toMatch(/after 6 requests/);
+    expect(slices[0]!.error_message).toMatch(/\(500\)/);
+    // `status` shows the reason: the job's error is its failed slice's.
+    expect(failed.errorMessage).toMatch(/\(500\)/);
+    // Long enough for the queue's backoff (2 s, then 4 s…) to have re-run the page, were it to.
+    await sleep(5000);
+    expect(searchRequestsSince(start)).toBe(6);
+    const { rows } = await h.services.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM api_requests WHERE job_id = $1::bigint', [jobId]);
+    expect(rows[0]!.n).toBe(6);
+    expect((await h.services.queues.counts()).backfill).toMatchObject({ active: 0, waiting: 0, delayed: 0 });
+  });
+
+  it('JSON of the wrong shape is permanent: one request, the slice fails at once, no re-run', { timeout: 30_000 }, async () => {
+    await startWorker();
+    proxy.corrupt = (ctx) => (ctx.path === SEARCH ? { body: '{"tweets": "none today", "next_cursor": null}' } : undefined);
+    const start = Date.now();
+    const jobId = await h.submit({ kind: 'search', params: { query: 'lang:en' } });
+    const failed: JobSnapshot = await waitForJob(h.services.pool, jobId, (s) => s.status === 'failed', 20_000);
+    expect(failed.errorCode).toBe('API_INVALID_RESPONSE');
+    expect(failed.errorMessage).toMatch(/invalid body/);
+    await sleep(5000);
+    expect(searchRequestsSince(start)).toBe(1);
+    expect((await jobSnapshot(h.services.pool, jobId))?.status).toBe('failed');
+  });
+
+  it('a stored slice of a kind this version does not know fails at once (UnrecoverableError), naming it; no request, no re-run', { timeout: 30_000 }, async () => {
+    const start = Date.now();
+    const jobId = await h.submit({ kind: 'search', params: { query: 'lang:en' } });
+    await h.services.pool.query(`UPDATE job_slices SET kind = 'search-v0' WHERE job_id = $1::bigint`, [jobId]);
+    await startWorker();
+    // The queue's own backoff would keep it pending for minutes (2 s, 4 s, 8 s… over 8 attempts).
+    const failed = await waitForJob(h.services.pool, jobId, (s) => s.status === 'failed', 10_000);
+    expect(failed.errorCode).toBe('INPUT_INVALID');
+    expect(failed.errorMessage).toMatch(/unknown slice kind "search-v0"/);
+    expect((await sliceRows(jobId))[0]).toMatchObject({ status: 'failed', error_code: 'INPUT_INVALID' });
+    expect(searchRequestsSince(start)).toBe(0);
+    expect((await h.services.queues.counts()).backfill).toMatchObject({ active: 0, waiting: 0, delayed: 0 });
+  });
+});
