@@ -5,6 +5,7 @@
 import { Command, CommanderError } from 'commander';
 import { isAppError } from '../errors.ts';
 import { registerSimulatorCommand } from '../simulator/cli.ts';
+import { registerAuditCommand } from './commands/audit.ts';
 import { registerExportCommand } from './commands/export.ts';
 import { registerJobCommands } from './commands/jobs.ts';
 import { registerOperateCommands } from './commands/operate.ts';
@@ -22,6 +23,7 @@ export function buildProgram(state: CliState): Command {
   registerOperateCommands(program, state);
   registerDemoCommand(program, state);
   registerExportCommand(program, state);
+  registerAuditCommand(program, state);
   registerRefreshCommand(program, state);
   registerSimulatorCommand(program);
   for (const cmd of program.commands) cmd.exitOverride();

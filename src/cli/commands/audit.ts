@@ -1,0 +1,70 @@
+/**
+ * `harvest audit <job-id> [--repair]`: per day of the job's range, tweets stored, pages, and
+ * whether every id range was walked to the service's end of results or stopped early, and why.
+ * Reads Postgres only (no request; Redis only with --repair). Exit 0 when complete, 2 when not.
+ */
+import type { Command } from 'commander';
+import { auditJob, repairJob, type AuditReport } from '../../jobs/audit.ts';
+import { createPool } from '../../store/db.ts';
+import { cliRuntime, withServices, type CliState } from '../context.ts';
+import { parseJobId, parsePositiveInt } from '../inputs.ts';
+import { formatCount } from '../progress.ts';
+
+const iso = (ms: number | null): string => (ms === null ? 'the beginning' : new Date(ms).toISOString());
+
+function table(rows: string[][]): string {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
+  return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ')).join('\n');
+}
+
+function printReport(r: AuditReport): void {
+  console.log(`job ${r.jobId} (${r.kind}, ${r.status}): ${r.complete ? 'complete' : 'NOT complete'}`);
+  if (r.days.length > 0) {
+    const rows = [['day', 'tweets', 'pages', 'walked']];
+    for (const d of r.days) {
+      rows.push([d.day, formatCount(d.tweets), formatCount(d.pages), d.stopped.length === 0 ? 'to the end of results' : `stopped early: ${d.stopped.join(', ')}`]);
+    }
+    console.log(table(rows));
+  }
+  if (r.uncovered.length > 0) {
+    console.log('uncovered ranges:');
+    for (const u of r.uncovered) console.log(`  ${iso(u.sinceMs)} .. ${iso(u.untilMs)}  ${u.reason} (slice ${u.sliceId})`);
+  }
+  if (r.unfinished.length > 0) {
+    console.log('walks that stopped early:');
+    for (const w of r.unfinished) console.log(`  slice ${w.sliceId} (${w.kind}): ${w.reason}`);
+  }
+}
+
+export function registerAuditCommand(program: Command, state: CliState): void {
+  program
+    .command('audit')
+    .description("completeness of a job per day, from Postgres alone (no request); exit 0 complete, 2 not")
+    .argument('<job-id>')
+    .option('--repair', 'queue slices for exactly the uncovered ranges (a worker, or --wait elsewhere, runs them)')
+    .option('--max-requests <n>', "with --repair: the repair's request budget (default: the job's own budget again)")
+    .action(async (id: string, o: { repair?: boolean; maxRequests?: string }) => {
+      const jobId = parseJobId(id);
+      const maxRequests = o.maxRequests === undefined ? undefined : parsePositiveInt(o.maxRequests, '--max-requests');
+      const runtime = cliRuntime(state, { quiet: true });
+      const pool = createPool(runtime.config.databaseUrl, { max: 1, applicationName: 'harvest-audit' });
+      let report: AuditReport | null;
+      try {
+        report = await auditJob(pool, jobId);
+      } finally {
+        await pool.end().catch(() => undefined);
+      }
+      if (!report) {
+        console.error(`harvest: no job ${jobId}`);
+        state.exitCode = 1;
+        return;
+      }
+      printReport(report);
+      state.exitCode = report.complete ? 0 : 2;
+      if (!o.repair || report.complete) return;
+      const queued = await withServices(runtime, (services) =>
+        repairJob({ pool: services.pool, queues: services.queues, budgets: services.gate }, report, maxRequests === undefined ? {} : { maxRequests }),
+      );
+      console.log(queued.length === 0 ? 'nothing to repair yet (walks still running)' : `repair: queued ${queued.length} slice(s): ${queued.join(', ')}`);
+    });
+}

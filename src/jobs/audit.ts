@@ -1,0 +1,230 @@
+/**
+ * Completeness of a job from Postgres alone. A time-ranged slice (search, a backfill) walked
+ * [lo, hi) newest first; it covered all of it when the service ended the walk or it reached its
+ * bound (job_slices.end_reason 'end' / 'bound'), else only down to the oldest tweet it reached.
+ * The job's range minus the union of what its slices covered is what is missing, each piece
+ * with the reason of the walk that stopped above it. `repairJob` queues slices for exactly those
+ * pieces. Other walks (a timeline, a list) have no range: a walk that stopped early is listed
+ * whole and repaired by walking it again. Watch passes are left out: a watch's next pass reads
+ * its own gaps (watches.gaps).
+ */
+import { DAY_MS, loadAuditInput, reopenJobForRepair, type AuditInput, type AuditSliceRow } from '../store/audit.ts';
+import type { Pool } from '../store/db.ts';
+import type { NewSlice } from '../store/jobs.ts';
+import { isCompleteEnd } from '../store/slice-ends.ts';
+import type { HarvestQueues } from './queue.ts';
+
+export interface UncoveredRange {
+  /** null: the range has no start (a search without --since). */
+  sinceMs: number | null;
+  untilMs: number;
+  reason: string;
+  sliceId: string;
+  /** What a repair slice walks: the slice's kind and params without their bounds. */
+  kind: string;
+  base: Record<string, unknown>;
+}
+
+export interface UnfinishedWalk {
+  sliceId: string;
+  kind: string;
+  reason: string;
+  params: Record<string, unknown>;
+}
+
+export interface AuditDay {
+  day: string;
+  tweets: number;
+  pages: number;
+  /** Why parts of the day were not walked to the end of results; empty when complete. */
+  stopped: string[];
+}
+
+export interface AuditReport {
+  jobId: string;
+  kind: string;
+  status: string;
+  days: AuditDay[];
+  uncovered: UncoveredRange[];
+  unfinished: UnfinishedWalk[];
+  complete: boolean;
+}
+
+interface Span {
+  lo: number;
+  hi: number;
+}
+
+const isRanged = (s: AuditSliceRow): boolean => typeof s.params.untilMs === 'number' && s.params.pass === undefined;
+
+function reasonOf(s: AuditSliceRow): string | null {
+  if (s.status === 'pending' || s.status === 'running') return 'still walking';
+  if (s.status === 'failed') return 'failed';
+  if (s.status === 'cancelled') return 'cancelled';
+  // A slice done without a recorded reason predates migration 0006: it ended as it should.
+  if (s.endReason === null || isCompleteEnd(s.endReason)) return null;
+  return s.endReason;
+}
+
+/** The slice's own range: a hand-over point (stopBelowMs) raises its start. */
+function nominal(s: AuditSliceRow): Span {
+  const since = typeof s.params.sinceMs === 'number' ? s.params.sinceMs : -Infinity;
+  const stop = typeof s.params.stopBelowMs === 'number' ? s.params.stopBelowMs : -Infinity;
+  return { lo: Math.max(since, stop), hi: s.params.untilMs as number };
+}
+
+/** What the walk covered: all of its range, or down to just above its oldest tweet's millisecond. */
+function covered(s: AuditSliceRow): Span | null {
+  const n = nominal(s);
+  if (reasonOf(s) === null) return n;
+  if (s.oldestMs === null) return null;
+  // Tweets in the oldest millisecond below the one reached may be unread: it counts as missing.
+  const lo = Math.min(n.hi, Math.max(n.lo, s.oldestMs + 1));
+  return lo < n.hi ? { lo, hi: n.hi } : null;
+}
+
+function union(spans: Span[]): Span[] {
+  const sorted = spans.filter((s) => s.lo < s.hi).sort((a, b) => a.lo - b.lo);
+  const out: Span[] = [];
+  for (const s of sorted) {
+    const last = out.at(-1);
+    if (last && s.lo <= last.hi) last.hi = Math.max(last.hi, s.hi);
+    else out.push({ ...s });
+  }
+  return out;
+}
+
+function subtract(from: Span[], minus: Span[]): Span[] {
+  let rest = from;
+  for (const m of minus) {
+    rest = rest.flatMap((r) => {
+      if (m.hi <= r.lo || m.lo >= r.hi) return [r];
+      const parts: Span[] = [];
+      if (r.lo < m.lo) parts.push({ lo: r.lo, hi: m.lo });
+      if (m.hi < r.hi) parts.push({ lo: m.hi, hi: r.hi });
+      return parts;
+    });
+  }
+  return rest;
+}
+
+function withoutBounds(params: Record<string, unknown>): Record<string, unknown> {
+  const { sinceMs: _s, untilMs: _u, stopBelowMs: _b, ...base } = params;
+  return base;
+}
+
+/** Pure: the report from what loadAuditInput read. */
+export function auditFromInput(input: AuditInput): AuditReport {
+  const ranged = input.slices.filter(isRanged);
+  const uncovered: UncoveredRange[] = [];
+  // Slices of different queries (a watch's backfill and another) cover different things.
+  const groups = new Map<string, AuditSliceRow[]>();
+  for (const s of ranged) {
+    const key = `${s.kind}:${JSON.stringify(withoutBounds(s.params))}`;
+    groups.set(key, [...(groups.get(key) ?? []), s]);
+  }
+  for (const slices of groups.values()) {
+    const walked = union(slices.flatMap((s) => covered(s) ?? []));
+    // What each walk that stopped early left: its own range minus what any walk covered (a
+    // repair slice, a split's other half).
+    for (const s of slices) {
+      const reason = reasonOf(s);
+      if (reason === null) continue;
+      for (const m of subtract([nominal(s)], walked)) {
+        uncovered.push({
+          sinceMs: Number.isFinite(m.lo) ? m.lo : null,
+          untilMs: m.hi,
+          reason,
+          sliceId: s.id,
+          kind: s.kind,
+          base: withoutBounds(s.params),
+        });
+      }
+    }
+  }
+  const unfinished: UnfinishedWalk[] = input.slices
+    .filter((s) => !isRanged(s) && s.params.pass === undefined && reasonOf(s) !== null)
+    .map((s) => ({ sliceId: s.id, kind: s.kind, reason: reasonOf(s)!, params: s.params }));
+  return {
+    jobId: input.job.id,
+    kind: input.job.kind,
+    status: input.job.status,
+    days: auditDays(input, ranged, uncovered),
+    uncovered,
+    unfinished,
+    complete: uncovered.length === 0 && unfinished.length === 0,
+  };
+}
+
+/** Per UTC day of the job's range: tweets stored, pages (a walk's pages spread over the days it covered), stops. */
+function auditDays(input: AuditInput, ranged: AuditSliceRow[], uncovered: UncoveredRange[]): AuditDay[] {
+  const storedDays = [...input.tweetsPerDay.keys()];
+  const bounds = ranged.map(nominal);
+  const finiteLows = bounds.map((b) => b.lo).filter(Number.isFinite);
+  const firstDay = Math.min(...finiteLows.map((lo) => Math.floor(lo / DAY_MS)), ...storedDays);
+  const lastDay = Math.max(...bounds.map((b) => Math.floor((b.hi - 1) / DAY_MS)), ...storedDays);
+  if (!Number.isFinite(firstDay) || !Number.isFinite(lastDay)) return [];
+  const pages = new Map<number, number>();
+  for (const s of ranged) {
+    const c = covered(s);
+    const span = c ?? nominal(s);
+    const lo = Number.isFinite(span.lo) ? span.lo : Math.min(span.hi - 1, (s.oldestMs ?? span.hi - 1));
+    const width = Math.max(1, span.hi - lo);
+    for (let d = Math.floor(lo / DAY_MS); d <= Math.floor((span.hi - 1) / DAY_MS); d++) {
+      const overlap = Math.min(span.hi, (d + 1) * DAY_MS) - Math.max(lo, d * DAY_MS);
+      if (overlap > 0) pages.set(d, (pages.get(d) ?? 0) + (s.pages * overlap) / width);
+    }
+  }
+  const days: AuditDay[] = [];
+  for (let d = firstDay; d <= lastDay; d++) {
+    const stopped = uncovered
+      .filter((u) => (u.sinceMs ?? -Infinity) < (d + 1) * DAY_MS && u.untilMs > d * DAY_MS)
+      .map((u) => `${u.reason} (slice ${u.sliceId})`);
+    days.push({
+      day: new Date(d * DAY_MS).toISOString().slice(0, 10),
+      tweets: input.tweetsPerDay.get(d) ?? 0,
+      pages: Math.round(pages.get(d) ?? 0),
+      stopped: [...new Set(stopped)],
+    });
+  }
+  return days;
+}
+
+export async function auditJob(pool: Pool, jobId: string): Promise<AuditReport | null> {
+  const input = await loadAuditInput(pool, jobId);
+  return input ? auditFromInput(input) : null;
+}
+
+/** The slices that walk exactly the uncovered ranges and the unfinished walks again. */
+export function repairSlices(report: AuditReport): NewSlice[] {
+  return [
+    ...report.uncovered.map((u) => ({
+      kind: u.kind,
+      params: { ...u.base, ...(u.sinceMs !== null ? { sinceMs: u.sinceMs } : {}), untilMs: u.untilMs },
+    })),
+    ...report.unfinished.filter((w) => w.reason !== 'still walking').map((w) => ({ kind: w.kind, params: w.params })),
+  ];
+}
+
+export interface RepairDeps {
+  pool: Pool;
+  queues: HarvestQueues;
+  budgets: { setBudget(jobId: string, maxRequests: number, options?: { replace?: boolean }): Promise<number> };
+}
+
+/**
+ * Queues slices for exactly what the audit found missing (not what is still walking) and makes
+ * the job runnable again. A job with a request budget gets `maxRequests` more, or its original
+ * budget again. Returns the queued slices' ids.
+ */
+export async function repairJob(deps: RepairDeps, report: AuditReport, options: { maxRequests?: number } = {}): Promise<string[]> {
+  const input = await loadAuditInput(deps.pool, report.jobId);
+  if (!input) return [];
+  const slices = repairSlices({ ...report, uncovered: report.uncovered.filter((u) => u.reason !== 'still walking') });
+  if (slices.length === 0) return [];
+  const budget = input.job.maxRequests === null ? null : (options.maxRequests ?? input.job.maxRequests);
+  const ids = await reopenJobForRepair(deps.pool, report.jobId, slices, budget, `repair: ${slices.length} slice(s) queued by harvest audit --repair`);
+  if (budget !== null) await deps.budgets.setBudget(report.jobId, budget, { replace: true });
+  for (const id of ids) await deps.queues.enqueueSlice(input.job.priority, { jobId: report.jobId, sliceId: id });
+  return ids;
+}

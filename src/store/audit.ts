@@ -1,0 +1,117 @@
+/**
+ * What `harvest audit` reads (Postgres only, no request): a job's slices with why each walk ended
+ * (job_slices.end_reason) and how far it got (oldest_tweet_id), and the job's stored tweets per
+ * day; and what `--repair` writes: slices for the uncovered ranges, the job queued again.
+ */
+import type { Pool, Queryable } from './db.ts';
+import { withTransaction } from './db.ts';
+import { createSlices, type NewSlice } from './jobs.ts';
+import { TWITTER_EPOCH_MS } from './snowflake.ts';
+import type { JobPriority, JobStatus } from './states.ts';
+
+export const DAY_MS = 86_400_000;
+
+export interface AuditSliceRow {
+  id: string;
+  kind: string;
+  params: Record<string, unknown>;
+  status: string;
+  endReason: string | null;
+  pages: number;
+  /** Creation time of the oldest tweet the walk reached (ids encode it), or null. */
+  oldestMs: number | null;
+}
+
+export interface AuditInput {
+  job: { id: string; kind: string; status: JobStatus; params: unknown; priority: JobPriority; maxRequests: number | null; requestsSpent: number };
+  slices: AuditSliceRow[];
+  /** Stored tweets of the job per UTC day (day = floor(ms / DAY_MS)), by creation time. */
+  tweetsPerDay: Map<number, number>;
+}
+
+export async function loadAuditInput(db: Queryable, jobId: string): Promise<AuditInput | null> {
+  const { rows: jobs } = await db.query<{
+    id: string;
+    kind: string;
+    status: JobStatus;
+    params: unknown;
+    priority: JobPriority;
+    max_requests: string | null;
+    requests_spent: string;
+  }>(
+    `SELECT id::text, kind, status, params, priority, max_requests::text, requests_spent::text FROM jobs WHERE id = $1::bigint`,
+    [jobId],
+  );
+  const j = jobs[0];
+  if (!j) return null;
+  const { rows: slices } = await db.query<{
+    id: string;
+    kind: string;
+    params: Record<string, unknown>;
+    status: string;
+    end_reason: string | null;
+    pages: string;
+    oldest_ms: string | null;
+  }>(
+    `SELECT id::text, kind, params, status, end_reason, pages::text,
+            ((oldest_tweet_id >> 22) + ${TWITTER_EPOCH_MS})::text AS oldest_ms
+       FROM job_slices WHERE job_id = $1::bigint ORDER BY id`,
+    [jobId],
+  );
+  const { rows: days } = await db.query<{ day: string; n: string }>(
+    `SELECT (((tweet_id >> 22) + ${TWITTER_EPOCH_MS}) / ${DAY_MS})::text AS day, count(*)::text AS n
+       FROM job_tweets WHERE job_id = $1::bigint GROUP BY 1`,
+    [jobId],
+  );
+  return {
+    job: {
+      id: j.id,
+      kind: j.kind,
+      status: j.status,
+      params: j.params,
+      priority: j.priority,
+      maxRequests: j.max_requests === null ? null : Number(j.max_requests),
+      requestsSpent: Number(j.requests_spent),
+    },
+    slices: slices.map((s) => ({
+      id: s.id,
+      kind: s.kind,
+      params: s.params,
+      status: s.status,
+      endReason: s.end_reason,
+      pages: Number(s.pages),
+      oldestMs: s.oldest_ms === null ? null : Number(s.oldest_ms),
+    })),
+    tweetsPerDay: new Map(days.map((d) => [Number(d.day), Number(d.n)])),
+  };
+}
+
+/**
+ * Queues `slices` on an ended (or live) job and makes it runnable again. A job with a request
+ * budget gets `budget` more requests (its max_requests becomes what it spent plus that). Returns
+ * the new slices' ids.
+ */
+export async function reopenJobForRepair(
+  pool: Pool,
+  jobId: string,
+  slices: readonly NewSlice[],
+  budget: number | null,
+  note: string,
+): Promise<string[]> {
+  return withTransaction(pool, async (client) => {
+    await client.query('SELECT 1 FROM jobs WHERE id = $1::bigint FOR UPDATE', [jobId]);
+    const ids = await createSlices(client, jobId, slices);
+    await client.query(
+      `UPDATE jobs SET
+              status = CASE WHEN status IN ('completed', 'failed') THEN 'queued' ELSE status END,
+              finished_at = CASE WHEN status IN ('completed', 'failed') THEN NULL ELSE finished_at END,
+              error_code = NULL, error_message = NULL,
+              max_requests = CASE WHEN max_requests IS NULL OR $2::bigint IS NULL THEN max_requests ELSE requests_spent + $2::bigint END,
+              note = left(CASE WHEN note IS NULL OR note = '' THEN $3 ELSE note || '; ' || $3 END, 2000),
+              updated_at = now()
+        WHERE id = $1::bigint`,
+      [jobId, budget, note],
+    );
+    return ids;
+  });
+}

@@ -1,0 +1,94 @@
+/**
+ * harvest audit: completeness from Postgres alone. A budget-stopped search job's uncovered ranges
+ * are listed (exit 2, no request), and --repair completes it with exactly the matching set.
+ */
+import { describe, expect, it } from 'vitest';
+import { auditFromInput } from '../../src/jobs/audit.ts';
+import { runCli } from '../helpers/cli.ts';
+import { jobTweetIds, useHarness } from '../helpers/harness.ts';
+import { expectedSearchIds } from './ground-truth.ts';
+
+describe('harvest audit', () => {
+  const h = useHarness();
+  const requests = () => h.sim.control.requestLog().filter((r) => r.path.startsWith('/v3/')).length;
+
+  it('reports a budget-stopped search job per day, exits 2 without a request, and --repair completes it exactly', async () => {
+    const query = 'lang:en';
+    const expected = expectedSearchIds(h.sim.world, `${query} since:2026-10-01 until:2026-10-08`);
+    const jobId = await h.submit({ kind: 'search', params: { query, since: '2026-10-01', until: '2026-10-08' }, maxRequests: 4 });
+    const stopped = await h.runUntil(jobId);
+    expect(stopped.status).toBe('completed');
+    const partial = await jobTweetIds(h, jobId);
+    expect(partial.length).toBeLessThan(expected.length);
+
+    const before = requests();
+    const audit = await runCli(['audit', jobId], h.env);
+    expect(requests()).toBe(before);
+    expect(audit.code).toBe(2);
+    expect(audit.out).toMatch(/NOT complete/);
+    expect(audit.out).toMatch(/2026-10-01\s+\d+\s+\d+\s+stopped early: budget/);
+    expect(audit.out).toMatch(/uncovered ranges:\n\s+2026-10-0\d.*budget \(slice \d+\)/);
+    // Outside the uncovered ranges, everything the query matches is already stored.
+    const ranges = [...audit.out.matchAll(/^\s+(\S+) \.\. (\S+)\s+budget/gm)].map((m) => [Date.parse(m[1]!), Date.parse(m[2]!)] as const);
+    expect(ranges.length).toBeGreaterThan(0);
+    const msOf = (id: string) => Number((BigInt(id) >> 22n) + 1288834974657n);
+    const outside = expected.filter((id) => !ranges.some(([lo, hi]) => msOf(id) >= lo && msOf(id) < hi));
+    expect(outside.filter((id) => !partial.includes(id))).toEqual([]);
+
+    // The repair's own budget (without one, the job's budget again: 4 would not be enough).
+    const repair = await runCli(['audit', jobId, '--repair', '--max-requests', '200'], h.env);
+    expect(repair.code).toBe(2);
+    expect(repair.out).toMatch(/repair: queued \d+ slice\(s\)/);
+    const repaired = await h.runUntil(jobId, { timeoutMs: 60_000 });
+    expect(repaired.status).toBe('completed');
+    expect(await jobTweetIds(h, jobId)).toEqual(expected);
+
+    const again = await runCli(['audit', jobId], h.env);
+    expect(again.code).toBe(0);
+    expect(again.out).toMatch(/complete/);
+    expect(again.out).not.toMatch(/stopped early/);
+  });
+
+  it('a complete job audits clean; an unknown job is exit 1', async () => {
+    const jobId = await h.submit({ kind: 'search', params: { query: 'lang:en', since: '2026-10-10', until: '2026-10-11' } });
+    expect((await h.runUntil(jobId)).status).toBe('completed');
+    const r = await runCli(['audit', jobId], h.env);
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/2026-10-10\s+\d+\s+\d+\s+to the end of results/);
+    expect((await runCli(['audit', '999999'], h.env)).code).toBe(1);
+  });
+});
+
+describe('auditFromInput', () => {
+  const job = { id: '1', kind: 'search', status: 'completed' as const, params: {}, priority: 'backfill' as const, maxRequests: null, requestsSpent: 0 };
+  const D = Date.parse('2026-10-01T00:00:00Z');
+  const H = 3_600_000;
+
+  it('subtracts what each walk covered from the job range, whatever split it', () => {
+    const report = auditFromInput({
+      job,
+      tweetsPerDay: new Map(),
+      slices: [
+        // walked [D+10h, D+24h) then handed [D, D+10h) to slice 2, which stopped at D+6h on the budget
+        { id: '1', kind: 'search', params: { query: 'q', order: 'latest', sinceMs: D, untilMs: D + 24 * H, stopBelowMs: D + 10 * H }, status: 'done', endReason: 'bound', pages: 5, oldestMs: D + 9 * H },
+        { id: '2', kind: 'search', params: { query: 'q', order: 'latest', sinceMs: D, untilMs: D + 10 * H }, status: 'done', endReason: 'budget', pages: 2, oldestMs: D + 6 * H },
+      ],
+    });
+    expect(report.complete).toBe(false);
+    expect(report.uncovered).toEqual([
+      expect.objectContaining({ sinceMs: D, untilMs: D + 6 * H + 1, reason: 'budget', sliceId: '2', base: { query: 'q', order: 'latest' } }),
+    ]);
+    expect(report.days.map((d) => d.stopped)).toEqual([['budget (slice 2)']]);
+  });
+
+  it('a walk done before end reasons were recorded counts as complete; empty pages and a repeated cursor do not', () => {
+    const slice = (id: string, endReason: string | null) => ({
+      id, kind: 'search', params: { query: 'q', order: 'latest', sinceMs: D + Number(id) * H, untilMs: D + (Number(id) + 1) * H }, status: 'done', endReason, pages: 1, oldestMs: null,
+    });
+    const report = auditFromInput({ job, tweetsPerDay: new Map(), slices: [slice('0', null), slice('1', 'empty-pages'), slice('2', 'repeated-cursor'), slice('3', 'end')] });
+    expect(report.uncovered.map((u) => [u.reason, u.sinceMs, u.untilMs])).toEqual([
+      ['empty-pages', D + H, D + 2 * H],
+      ['repeated-cursor', D + 2 * H, D + 3 * H],
+    ]);
+  });
+});
