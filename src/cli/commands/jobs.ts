@@ -9,7 +9,7 @@ import { requireApiKeys } from '../../config.ts';
 import { InputError } from '../../errors.ts';
 import { estimateSearch } from '../../jobs/estimate.ts';
 import { checkCommunityJob, CommunityJobParams, estimateCommunity } from '../../jobs/kinds/community.ts';
-import { SearchJobParams } from '../../jobs/kinds/search.ts';
+import { checkSearchJob, SearchJobParams } from '../../jobs/kinds/search.ts';
 import { planContext } from '../../jobs/harvester.ts';
 import type { JobKindName } from '../../jobs/registry.ts';
 import { submitJob } from '../../jobs/submit.ts';
@@ -140,16 +140,19 @@ export function registerJobCommands(program: Command, state: CliState): void {
       .option('--since <date>', 'first day, YYYY-MM-DD (inclusive)')
       .option('--until <date>', 'last day, YYYY-MM-DD (exclusive)')
       .option('--max-tweets <n>', 'stop after about this many tweets (page granularity)')
+      .option('--every <interval>', 'keyword watch: a pass every interval (e.g. 10m), newest first, down to the last pass; with --since after a backfill of [since, now)')
       .option('--estimate', 'estimate tweets, requests, quota share and time from a 4-request probe; enqueue nothing'),
-  ).action(async (query: string, o: CommonOptions & { order: string; since?: string; until?: string; maxTweets?: string; estimate?: boolean }) => {
+  ).action(async (query: string, o: CommonOptions & { order: string; since?: string; until?: string; maxTweets?: string; every?: string; estimate?: boolean }) => {
     const q = parseSearchQuery(query);
     const order = parseOrder(o.order);
     const range = parseDateRange(o.since, o.until);
     if (range.since || range.until) assertNoTimeOperators(q);
     const maxTweets = o.maxTweets === undefined ? undefined : parsePositiveInt(o.maxTweets, '--max-tweets');
     const common = parseCommon(o);
-    const params = { query: q, order, since: range.since?.value, until: range.until?.value, maxTweets };
-    if (o.estimate) await printEstimate(state, SearchJobParams.parse(params));
+    const everySeconds = o.every === undefined ? undefined : parseEvery(o.every);
+    const params = { query: q, order, since: range.since?.value, until: range.until?.value, maxTweets, everySeconds };
+    if (everySeconds !== undefined) checkSearchJob(params);
+    if (o.estimate) await printEstimate(state, SearchJobParams.parse({ ...params, everySeconds: undefined }));
     else await run(state, 'search', params, common);
   });
 
@@ -162,8 +165,9 @@ export function registerJobCommands(program: Command, state: CliState): void {
       .option('--min-likes <n>', 'only tweets with at least n likes')
       .option('--min-retweets <n>', 'only tweets with at least n retweets')
       .option('--min-replies <n>', 'only tweets with at least n replies')
-      .option('--since <date>', 'how far back the first pass reads, YYYY-MM-DD (default: 7 days)'),
-  ).action(async (handle: string, o: CommonOptions & { every?: string; minLikes?: string; minRetweets?: string; minReplies?: string; since?: string }) => {
+      .option('--since <date>', 'how far back the first pass reads, YYYY-MM-DD (default: 7 days); with --every, [since, now) is backfilled in parallel first')
+      .option('--full', 'read back to --since (or 7 days) again, whatever earlier passes of this handle and filters read'),
+  ).action(async (handle: string, o: CommonOptions & { every?: string; minLikes?: string; minRetweets?: string; minReplies?: string; since?: string; full?: boolean }) => {
     const params = {
       handle: parseHandle(handle),
       everySeconds: o.every === undefined ? undefined : parseEvery(o.every),
@@ -171,6 +175,7 @@ export function registerJobCommands(program: Command, state: CliState): void {
       minRetweets: o.minRetweets === undefined ? undefined : parseNonNegativeInt(o.minRetweets, '--min-retweets'),
       minReplies: o.minReplies === undefined ? undefined : parseNonNegativeInt(o.minReplies, '--min-replies'),
       since: o.since === undefined ? undefined : parseDate(o.since, '--since').value,
+      full: o.full === true ? true : undefined,
     };
     await run(state, 'mentions', params, parseCommon(o));
   });
@@ -180,12 +185,14 @@ export function registerJobCommands(program: Command, state: CliState): void {
       .command('user')
       .description('profile and timeline of one user')
       .argument('<user>', 'handle, numeric id or profile URL')
-      .option('--max-tweets <n>', 'stop after about this many tweets'),
-  ).action(async (user: string, o: CommonOptions & { maxTweets?: string }) => {
+      .option('--max-tweets <n>', 'stop after about this many tweets')
+      .option('--every <interval>', 'timeline watch: a pass every interval (e.g. 1h), newest first, down to the last pass'),
+  ).action(async (user: string, o: CommonOptions & { maxTweets?: string; every?: string }) => {
     const ref = parseUserRef(user);
     const target = ref.kind === 'id' ? { userId: ref.value } : { username: ref.handle ?? ref.value };
     const maxTweets = o.maxTweets === undefined ? undefined : parsePositiveInt(o.maxTweets, '--max-tweets');
-    await run(state, 'user', { target, maxTweets }, parseCommon(o));
+    const everySeconds = o.every === undefined ? undefined : parseEvery(o.every);
+    await run(state, 'user', { target, maxTweets, everySeconds }, parseCommon(o));
   });
 
   withCommon(

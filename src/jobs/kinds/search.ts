@@ -4,13 +4,24 @@
  * its remainder to a new slice until the job walks rate × latency slices at once. Without --since
  * the range has no known start: one slice walks newest-first until the service ends the walk,
  * --max-tweets or --max-requests.
+ *
+ * With --every, a keyword watch (identity: query and order): each pass asks for what is newer than
+ * the watermark (`since_id:`), so the service itself ends the walk there and an idle pass is one
+ * request. With --since, [since, now) is backfilled first (in parallel slices) and the watch starts
+ * at the backfill's upper bound; without, the first pass reads back 7 days.
  */
 import { z } from 'zod';
-import type { JobKind, PageVerdict, SliceHandler } from '../kind.ts';
+import { InputError } from '../../errors.ts';
+import { createWatch, watchIdentity } from '../../store/watches.ts';
+import type { JobKind, PageVerdict, SliceHandler, SliceSpec } from '../kind.ts';
 import { checkSearchQuery, withOperators } from '../search-query.ts';
 import { rangeOperators, splitPoint, splitRange, targetParallelism } from '../time-slices.ts';
 import { maxTweetsStop } from './max-tweets.ts';
 import { newestMs, oldestMs, tweetPage } from './pages.ts';
+import { handoffWatermark } from './watch-handoff.ts';
+
+/** How far back a keyword watch's first pass reads without --since. */
+export const WATCH_FIRST_PASS_LOOKBACK_MS = 7 * 24 * 3600 * 1000;
 
 const isoDate = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'a date YYYY-MM-DD');
 
@@ -21,6 +32,8 @@ export const SearchJobParams = z
     since: isoDate.optional(),
     until: isoDate.optional(),
     maxTweets: z.number().int().positive().optional(),
+    /** A keyword watch: seconds between passes. */
+    everySeconds: z.number().int().min(60).optional(),
   })
   .strict();
 export type SearchJobParams = z.infer<typeof SearchJobParams>;
@@ -32,6 +45,9 @@ export const SearchSliceParams = z.object({
   untilMs: z.number().int().optional(),
   /** Set when this slice handed [sinceMs, stopBelowMs) to another: the walk ends there. */
   stopBelowMs: z.number().int().optional(),
+  /** A watch pass: only ids above this (since_id:), newest first. */
+  watermarkId: z.string().regex(/^\d+$/).nullable().optional(),
+  pass: z.number().int().positive().optional(),
 });
 export type SearchSliceParams = z.infer<typeof SearchSliceParams>;
 
@@ -41,11 +57,30 @@ const dayMs = (date: string) => Date.parse(`${date}T00:00:00Z`);
  * Refuses (InputError, before any request) a query this job cannot run as meant. Every slice adds
  * max_id: (the range always ends, at --until or now) and, with --since, since_id:.
  */
-export function checkSearchJob(params: Pick<SearchJobParams, 'query' | 'since' | 'until'>): void {
+export function checkSearchJob(params: Pick<SearchJobParams, 'query' | 'since' | 'until'> & { order?: string; everySeconds?: number | undefined }): void {
+  if (params.everySeconds !== undefined) {
+    if (params.until !== undefined) throw new InputError('--every watches from now on: it cannot take --until');
+    if (params.order === 'popular') throw new InputError('--every reads newest first: it cannot take --order popular');
+  }
   checkSearchQuery(params.query, {
     addedOperators: params.since ? 2 : 1,
-    boundsTime: params.since !== undefined || params.until !== undefined,
+    boundsTime: params.since !== undefined || params.until !== undefined || params.everySeconds !== undefined,
   });
+}
+
+/** A keyword watch's pass: above the watermark, or (first pass) from the floor. */
+function searchPassSlice(params: SearchJobParams, input: { watermarkId: string | null; floorMs?: number | null; pass: number; now: Date }): SliceSpec {
+  const floorMs = input.floorMs ?? input.now.getTime() - WATCH_FIRST_PASS_LOOKBACK_MS;
+  return {
+    kind: 'search',
+    params: {
+      query: params.query,
+      order: 'latest',
+      ...(input.watermarkId === null ? { sinceMs: floorMs } : {}),
+      watermarkId: input.watermarkId,
+      pass: input.pass,
+    } satisfies SearchSliceParams,
+  };
 }
 
 export const searchJob: JobKind<SearchJobParams> = {
@@ -56,6 +91,8 @@ export const searchJob: JobKind<SearchJobParams> = {
     checkSearchJob(params);
     const untilMs = params.until ? dayMs(params.until) : ctx.now.getTime();
     const base = { query: params.query, order: params.order };
+    // A watch without --since has no backfill: its first pass (started by submitJob) reads back.
+    if (!params.since && params.everySeconds !== undefined) return [];
     if (!params.since) return [{ kind: 'search', params: { ...base, untilMs } }];
     // Start with a quarter of the target parallelism: a sparse query then costs a few requests,
     // and a dense one reaches the target within two pages as slices split (slice-runner).
@@ -64,10 +101,28 @@ export const searchJob: JobKind<SearchJobParams> = {
     return ranges.map((r) => ({ kind: 'search', params: { ...base, sinceMs: r.sinceMs, untilMs: r.untilMs } }));
   },
   stopAt: (params, progress) => maxTweetsStop(params.maxTweets, progress),
+  async onCreate(tx, jobId, params) {
+    if (params.everySeconds === undefined) return;
+    await createWatch(tx, {
+      jobId,
+      kind: 'search',
+      identity: watchIdentity('search', { query: params.query }),
+      handle: null,
+      params,
+      everySeconds: params.everySeconds,
+      floorMs: params.since ? dayMs(params.since) : Date.now() - WATCH_FIRST_PASS_LOOKBACK_MS,
+      seedWatermarkId: await handoffWatermark(tx, jobId),
+    });
+  },
+  async afterSubmit(queues, jobId, params) {
+    if (params.everySeconds !== undefined) await queues.scheduleWatch(jobId, params.everySeconds * 1000);
+  },
+  passSlice: searchPassSlice,
 };
 
 /** The slice's query: the user's, bracketed, then the slice's id bounds (see search-query.ts). */
 export function sliceQuery(p: SearchSliceParams): string {
+  if (p.watermarkId != null) return withOperators(p.query, `since_id:${p.watermarkId}`);
   return withOperators(p.query, rangeOperators({ sinceMs: p.sinceMs, untilMs: p.untilMs }));
 }
 
@@ -83,6 +138,12 @@ export const searchSlice: SliceHandler<SearchSliceParams> = {
   },
   afterPage(p, page) {
     const verdict: PageVerdict = {};
+    if (p.pass !== undefined) {
+      // A watch pass never splits (one slice per pass); since_id: bounds it, this only guards.
+      const watermark = p.watermarkId == null ? null : BigInt(p.watermarkId);
+      if (watermark !== null && page.tweets.some((t) => BigInt(t.id) <= watermark)) verdict.stop = 'caught up with the previous pass';
+      return verdict;
+    }
     const oldest = oldestMs(page.tweets);
     if (p.stopBelowMs !== undefined && p.order === 'latest' && oldest !== null && oldest < p.stopBelowMs) {
       verdict.stop = 'reached the range handed to another slice';

@@ -1,6 +1,12 @@
-/** A user's profile (one request) and timeline (a cursor walk over /v3/user-tweets). */
+/**
+ * A user's profile (one request) and timeline (a cursor walk over /v3/user-tweets). With --every,
+ * a timeline watch (identity: the user): each pass reads newest first and stops at the first page
+ * holding a tweet at or below the watermark. The pinned tweet the service may put at the head of
+ * the first page is older than what follows it: it neither ends a pass nor counts as caught up.
+ */
 import { z } from 'zod';
-import type { JobKind, SliceHandler } from '../kind.ts';
+import { createWatch, watchIdentity } from '../../store/watches.ts';
+import type { FetchedPage, JobKind, PageVerdict, SliceHandler, SliceSpec } from '../kind.ts';
 import { snowflakeId } from './ids.ts';
 import { maxTweetsStop } from './max-tweets.ts';
 import { tweetPage } from './pages.ts';
@@ -13,25 +19,77 @@ export const UserTarget = z.union([
 export type UserTarget = z.infer<typeof UserTarget>;
 
 export const UserJobParams = z
-  .object({ target: UserTarget, maxTweets: z.number().int().positive().optional() })
+  .object({
+    target: UserTarget,
+    maxTweets: z.number().int().positive().optional(),
+    /** A timeline watch: seconds between passes. */
+    everySeconds: z.number().int().min(60).optional(),
+  })
   .strict();
 export type UserJobParams = z.infer<typeof UserJobParams>;
+
+/** The target as the watch's identity: handles are case-insensitive. */
+function targetIdentity(target: UserTarget): Record<string, unknown> {
+  if ('username' in target) return { username: target.username.toLowerCase() };
+  if ('userId' in target) return { userId: target.userId };
+  return { userLink: target.userLink.toLowerCase() };
+}
+
+function timelinePass(params: UserJobParams, input: { watermarkId: string | null; pass: number }): SliceSpec {
+  return { kind: 'user-tweets', params: { target: params.target, watermarkId: input.watermarkId, pass: input.pass } satisfies TimelineParams };
+}
 
 export const userJob: JobKind<UserJobParams> = {
   kind: 'user',
   params: UserJobParams,
   priority: 'backfill',
   plan(params) {
-    return [
-      { kind: 'profile', params: { target: params.target } },
-      { kind: 'user-tweets', params: { target: params.target } },
-    ];
+    const profile = { kind: 'profile', params: { target: params.target } };
+    // A watch's first pass is started by submitJob, from the identity's watermark.
+    if (params.everySeconds !== undefined) return [profile];
+    return [profile, { kind: 'user-tweets', params: { target: params.target } }];
   },
   stopAt: (params, progress) => maxTweetsStop(params.maxTweets, progress),
+  async onCreate(tx, jobId, params) {
+    if (params.everySeconds === undefined) return;
+    await createWatch(tx, {
+      jobId,
+      kind: 'user',
+      identity: watchIdentity('user', targetIdentity(params.target)),
+      handle: 'username' in params.target ? params.target.username : null,
+      params,
+      everySeconds: params.everySeconds,
+    });
+  },
+  async afterSubmit(queues, jobId, params) {
+    if (params.everySeconds !== undefined) await queues.scheduleWatch(jobId, params.everySeconds * 1000);
+  },
+  passSlice: (params, input) => timelinePass(params, input),
 };
 
 const TargetOnly = z.object({ target: UserTarget });
 type TargetOnly = z.infer<typeof TargetOnly>;
+
+const TimelineParams = z.object({
+  target: UserTarget,
+  /** A watch pass: the newest id earlier passes stored (null: the first pass reads it all). */
+  watermarkId: z.string().regex(/^\d+$/).nullable().optional(),
+  pass: z.number().int().positive().optional(),
+});
+type TimelineParams = z.infer<typeof TimelineParams>;
+
+/**
+ * Pure: a timeline pass ends on a page holding a tweet at or below the watermark, except the
+ * pinned tweet at the head of the first page (older than the tweet after it).
+ */
+export function timelineVerdict(p: TimelineParams, page: FetchedPage, info: { firstPage: boolean }): PageVerdict {
+  if (p.watermarkId == null) return {};
+  const watermark = BigInt(p.watermarkId);
+  const ids = page.tweets.map((t) => BigInt(t.id));
+  const pinnedHead = info.firstPage && ids.length > 1 && ids.slice(1).some((id) => id > ids[0]!);
+  const considered = pinnedHead ? ids.slice(1) : ids;
+  return considered.some((id) => id <= watermark) ? { stop: 'caught up with the previous pass' } : {};
+}
 
 export const profileSlice: SliceHandler<TargetOnly> = {
   kind: 'profile',
@@ -50,9 +108,10 @@ export const profileSlice: SliceHandler<TargetOnly> = {
   },
 };
 
-export const userTweetsSlice: SliceHandler<TargetOnly> = {
+export const userTweetsSlice: SliceHandler<TimelineParams> = {
   kind: 'user-tweets',
-  params: TargetOnly,
+  params: TimelineParams,
+  afterPage: timelineVerdict,
   async fetchPage(p, cursor, ctx) {
     const page = await ctx.client.userTweets(
       { ...p.target, ...(cursor ? { cursor } : {}) },
