@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { useHarness } from '../helpers/harness.ts';
+import { failSlice } from '../../src/jobs/slice-runner.ts';
 import { getWatchRow } from '../../src/store/watches.ts';
 import { expectedSearchIds } from './ground-truth.ts';
 
@@ -65,5 +66,30 @@ describe('gap-proof watermarks', () => {
     const expected = expectedSearchIds(w, `@${target.username} since:${since}`);
     expect(expected.filter((id) => !all.includes(id))).toEqual([]);
     for (const id of added) expect(all).toContain(id);
+  });
+
+  it('a pass that failed keeps the watermark, is counted, and leaves its unread range as a gap', async () => {
+    const w = h.sim.world;
+    const target = [...w.users]
+      .filter((u) => !u.protected && !u.suspended && !u.deleted && w.mentionsOf(u.index).length >= 3)
+      .sort((a, b) => w.mentionsOf(a.index).length - w.mentionsOf(b.index).length)[0]!;
+    // (--min-replies 0: an identity of its own, apart from the first test's)
+    const first = await h.submit({ kind: 'mentions', params: { handle: target.username, since: '2026-09-01', minReplies: 0 } });
+    expect((await h.runUntil(first, { timeoutMs: 60_000 })).status).toBe('completed');
+    const watermark = (await getWatchRow(h.services.pool, first))!.highWatermarkId!;
+    const next = await h.submit({ kind: 'mentions', params: { handle: target.username, minReplies: 0 } });
+    const { rows } = await h.services.pool.query<{ id: string }>("SELECT id::text FROM job_slices WHERE job_id = $1 AND params ? 'pass'", [next]);
+    const sliceId = rows[0]!.id;
+    // one page of new mentions committed (newest and oldest recorded), then the pass gave up
+    const newer = (BigInt(watermark) + 10_000_000n).toString();
+    await h.services.pool.query(
+      "UPDATE job_slices SET status = 'running', newest_tweet_id = $2::bigint, oldest_tweet_id = $3::bigint WHERE id = $1",
+      [sliceId, (BigInt(newer) + 5n).toString(), newer],
+    );
+    await failSlice(h.services.pool, sliceId, new Error('gave up after the queue\'s attempts'));
+    const after = (await getWatchRow(h.services.pool, next))!;
+    expect(after.highWatermarkId).toBe(watermark);
+    expect(after.passes).toBe(1);
+    expect(after.gaps).toEqual([expect.objectContaining({ afterId: watermark, beforeId: newer, reason: 'failed' })]);
   });
 });
