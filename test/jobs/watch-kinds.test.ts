@@ -8,6 +8,7 @@ import type { CanonicalTweet } from '../../src/api-client/canonical.ts';
 import type { FetchedPage } from '../../src/jobs/kind.ts';
 import { timelineVerdict } from '../../src/jobs/kinds/user.ts';
 import { runWatchTick } from '../../src/jobs/watch.ts';
+import { runCli } from '../helpers/cli.ts';
 import { jobTweetIds, useHarness } from '../helpers/harness.ts';
 import { getWatchRow } from '../../src/store/watches.ts';
 import { expectedSearchIds } from './ground-truth.ts';
@@ -47,6 +48,18 @@ describe('keyword and timeline watches', () => {
   it('search --every refuses --until and --order popular before any request', async () => {
     await expect(h.submit({ kind: 'search', params: { query: 'x', everySeconds: 600, until: '2026-10-01' } })).rejects.toThrow(/--until/);
     await expect(h.submit({ kind: 'search', params: { query: 'x', everySeconds: 600, order: 'popular' } })).rejects.toThrow(/popular/);
+    const before = (await h.services.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM jobs')).rows[0]!.n;
+    for (const argv of [
+      ['search', 'x', '--every', '10m', '--until', '2026-10-01'],
+      ['search', 'x', '--every', '10m', '--order', 'popular'],
+      ['user', 'someone', '--every', '10s'],
+      ['audit', 'abc'],
+    ]) {
+      const r = await runCli(argv, h.env);
+      expect(r.code, argv.join(' ')).not.toBe(0);
+      expect(r.err.split('\n')).toHaveLength(1);
+    }
+    expect((await h.services.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM jobs')).rows[0]!.n).toBe(before);
   });
 
   it('user --every: the first pass reads the timeline, later passes only the new tweets', async () => {
