@@ -84,6 +84,7 @@ export interface NewWatch {
   params: unknown;
   everySeconds: number | null;
   nextDueAt?: Date | null;
+  /** Default: the job's kind. */
   kind?: string;
   /** Passes of one identity share their watermark; without one the watch stands alone. */
   identity?: string;
@@ -103,7 +104,7 @@ export async function createWatch(db: Queryable, watch: NewWatch): Promise<void>
        SELECT high_watermark_id, floor_ms, gaps FROM watches
         WHERE $6::text IS NOT NULL AND identity = $6 ORDER BY job_id DESC LIMIT 1)
      INSERT INTO watches (job_id, handle, params, every_seconds, next_due_at, kind, identity, floor_ms, high_watermark_id, gaps)
-     SELECT $1::bigint, $2, $3::jsonb, $4, $5, $7, $6,
+     SELECT $1::bigint, $2, $3::jsonb, $4, $5, coalesce($7, (SELECT kind FROM jobs WHERE id = $1::bigint), 'mentions'), $6,
             coalesce((SELECT floor_ms FROM prior), $8::bigint),
             -- greatest() ignores nulls: either one alone is the watermark
             greatest((SELECT high_watermark_id FROM prior), $9::bigint),
@@ -115,7 +116,7 @@ export async function createWatch(db: Queryable, watch: NewWatch): Promise<void>
       watch.everySeconds,
       watch.nextDueAt?.toISOString() ?? new Date().toISOString(),
       watch.identity ?? null,
-      watch.kind ?? 'mentions',
+      watch.kind ?? null,
       watch.floorMs ?? null,
       watch.seedWatermarkId ?? null,
     ],
