@@ -130,7 +130,7 @@ export async function openServices(config: Config, logger: Logger, options: Open
     deadlineMs: config.requestDeadlineMs,
     maxResponseBytes: config.maxResponseBytes,
     // The one retry layer: a page's 5xx/time-outs are retried here, up to the page's request bound.
-    retry: { maxAttemptsTransient: config.maxAttemptsPerPage },
+    retry: { maxAttemptsTransient: config.maxAttemptsPerPage, maxAttemptsRateLimited: config.maxAttemptsPerPage },
     logger,
     onAttempt: (a) => {
       options.onAttempt?.(a);
