@@ -52,7 +52,7 @@ describe('commitPage', () => {
         recentCursorHash: 'h1',
       }),
     );
-    expect(result).toEqual({ newTweets: 1, newUsers: 1, tweetsStored: 2, usersStored: 2 });
+    expect(result).toEqual({ newTweets: 1, newUsers: 1, stalePages: 0, tweetsStored: 2, usersStored: 2 });
     const stored = await one<{ n: number }>(`SELECT count(*)::int AS n FROM tweets WHERE id = ANY($1::bigint[])`, [[tweet.id, quoted.id]]);
     expect(stored.n).toBe(2);
     const q = await one<{ quoted: string; author: string }>(`SELECT quoted_tweet_id::text AS quoted, author_id::text AS author FROM tweets WHERE id = $1::bigint`, [tweet.id]);
