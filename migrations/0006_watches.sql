@@ -17,5 +17,5 @@ COMMENT ON COLUMN watches.gaps IS 'Open gaps: id ranges a pass cut short left un
 
 ALTER TABLE job_slices
   ADD COLUMN end_reason text CHECK (end_reason IS NULL OR end_reason IN
-    ('end', 'bound', 'empty-pages', 'repeated-cursor', 'not-found', 'failed', 'budget', 'max-tweets'));
-COMMENT ON COLUMN job_slices.end_reason IS 'Why the walk ended: end (the service ended it, no cursor), bound (reached its range''s end or the watermark), or why it stopped early (empty-pages, repeated-cursor, not-found, failed, budget, max-tweets). Null: still walking, or recorded by an older version.';
+    ('end', 'bound', 'empty-pages', 'stale-pages', 'repeated-cursor', 'not-found', 'failed', 'budget', 'max-tweets'));
+COMMENT ON COLUMN job_slices.end_reason IS 'Why the walk ended: end (the service ended it, no cursor), bound (reached its range''s end or the watermark), or why it stopped early (empty-pages, stale-pages: pages bringing no new id, repeated-cursor, not-found, failed, budget, max-tweets). Null: still walking, or recorded by an older version.';

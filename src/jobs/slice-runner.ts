@@ -250,7 +250,7 @@ async function commitAndDecide(
   // fresh cursors over the same items) would run forever: the page is committed, the walk ends.
   const maxStale = deps.maxStalePages ?? DEFAULT_MAX_STALE_PAGES;
   if (result.stalePages >= maxStale) {
-    await recordSliceEnd(deps.pool, slice.id, SliceEndReason.EMPTY_PAGES);
+    await recordSliceEnd(deps.pool, slice.id, SliceEndReason.STALE_PAGES);
     const note = `slice ${slice.id}: ${result.stalePages} pages in a row brought no new id; walk ended`;
     await finishSlice(deps.pool, { sliceId: slice.id, jobId: slice.jobId, status: 'done', lease, note });
     log.warn({ stalePages: result.stalePages }, 'walk ended: pages bring nothing new');

@@ -13,6 +13,8 @@ export const SliceEndReason = {
   /** The walk reached its bound: a watermark, a first pass's floor, a hand-over point. */
   BOUND: 'bound',
   EMPTY_PAGES: 'empty-pages',
+  /** Pages kept coming with fresh cursors but no new id (HARVEST_MAX_STALE_PAGES). */
+  STALE_PAGES: 'stale-pages',
   REPEATED_CURSOR: 'repeated-cursor',
   NOT_FOUND: 'not-found',
   FAILED: 'failed',

@@ -265,6 +265,9 @@ export async function startWatchPassIn(
 ): Promise<{ sliceId: string; started: boolean } | null> {
   // Lock first, then read in a new statement: in READ COMMITTED a statement that waited for the
   // lock still reads with its old snapshot and would miss the pass a concurrent tick just made.
+  // The job row before the watch row, as pause/cancel and finishSlice take them (docs/architecture.md,
+  // "One lock order"): the other way round a pause landing as a tick starts a pass deadlocks.
+  await client.query('SELECT 1 FROM jobs WHERE id = $1::bigint FOR NO KEY UPDATE', [jobId]);
   await client.query('SELECT 1 FROM watches WHERE job_id = $1::bigint FOR UPDATE', [jobId]);
   const { rows } = await client.query<{
     status: JobStatus;

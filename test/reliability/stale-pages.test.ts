@@ -43,5 +43,8 @@ describe('pages that bring nothing new', () => {
     expect((proxy.counts.get(SEARCH) ?? 0) - start).toBe(11);
     expect(snap.pages).toBe(11);
     expect((await jobTweetIds(h, jobId)).length).toBe(20);
+    // The audit tells this early stop from an end of results.
+    const { rows } = await h.services.pool.query<{ end_reason: string }>('SELECT end_reason FROM job_slices WHERE job_id = $1::bigint', [jobId]);
+    expect(rows.map((r) => r.end_reason)).toEqual(['stale-pages']);
   });
 });
