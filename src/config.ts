@@ -4,6 +4,7 @@
  * Callers hand in the environment (the CLI entry passes its own), so nothing else touches
  * `process.env` and tests never mutate it.
  */
+import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { resolve } from 'node:path';
@@ -119,6 +120,10 @@ const EnvSchema = z.object({
   HARVEST_MAX_ATTEMPTS_PER_PAGE: positiveInt(6),
   /** Consecutive pages that bring no new id after which a walk ends with a note. */
   HARVEST_MAX_STALE_PAGES: positiveInt(10),
+  /** Webhooks (comma separated) that receive notification events; https, or http on loopback. */
+  HARVEST_NOTIFY_URL: z.string().optional(),
+  /** A job with runnable slices and no progress for this long is shown as stalled. */
+  HARVEST_STALLED_AFTER_MS: z.coerce.number().int().min(100).default(600_000),
 });
 
 export interface ApiKeyConfig {
@@ -145,6 +150,35 @@ export interface Config {
   readonly quotaRecheckMs: number;
   readonly maxAttemptsPerPage: number;
   readonly maxStalePages: number;
+  /** HARVEST_NOTIFY_URL, each validated; `fingerprint` names it in Postgres and logs (URLs carry secrets). */
+  readonly notifyUrls: readonly NotifyTarget[];
+  readonly stalledAfterMs: number;
+}
+
+export interface NotifyTarget {
+  readonly url: string;
+  readonly fingerprint: string;
+}
+
+/** Validates HARVEST_NOTIFY_URL: one or more webhooks, https or loopback http; errors never echo a URL's path or query. */
+export function parseNotifyUrls(value: string | undefined): NotifyTarget[] {
+  const urls = (value ?? '')
+    .split(',')
+    .map((u) => u.trim())
+    .filter((u) => u.length > 0);
+  return urls.map((raw) => {
+    let url: URL;
+    try {
+      url = new URL(raw);
+    } catch {
+      throw new ConfigError('HARVEST_NOTIFY_URL holds something that is not a URL');
+    }
+    if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackHost(url.hostname))) {
+      throw new ConfigError(`HARVEST_NOTIFY_URL must use https:// (plain http:// is accepted only for loopback hosts): ${url.protocol}//${url.host}`);
+    }
+    if (url.username || url.password || url.hash) throw new ConfigError('HARVEST_NOTIFY_URL must not carry credentials or a fragment');
+    return { url: url.toString(), fingerprint: `n_${createHash('sha256').update(url.toString()).digest('hex').slice(0, 12)}` };
+  });
 }
 
 /**
@@ -180,6 +214,8 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: { dotenv?: boolean }
     quotaRecheckMs: e.HARVEST_QUOTA_RECHECK_MS,
     maxAttemptsPerPage: e.HARVEST_MAX_ATTEMPTS_PER_PAGE,
     maxStalePages: e.HARVEST_MAX_STALE_PAGES,
+    notifyUrls: parseNotifyUrls(e.HARVEST_NOTIFY_URL),
+    stalledAfterMs: e.HARVEST_STALLED_AFTER_MS,
   };
 }
 
