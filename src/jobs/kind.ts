@@ -36,6 +36,8 @@ export interface SliceContext {
   jobId: string;
   sliceId: string;
   logger: Logger;
+  /** The store, for a walk that plans its next page from what earlier pages committed (conversations). */
+  db?: Queryable;
 }
 
 /**

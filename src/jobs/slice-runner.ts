@@ -111,6 +111,7 @@ export async function runSlice(sliceId: string, deps: SliceRunnerDeps): Promise<
     jobId: slice.jobId,
     sliceId: slice.id,
     logger: log,
+    db: deps.pool,
   };
 
   // Whether this run committed a page: a transient failure after progress is a new problem,
