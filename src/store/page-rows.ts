@@ -120,3 +120,33 @@ export function idRange(ids: readonly string[]): { newest: string | null; oldest
   }
   return { newest, oldest };
 }
+
+/**
+ * The rows of several collected pages of ONE job as one set (a group commit writes them in one
+ * statement each): records merged as within a page (later pages' non-null fields win), ids sorted.
+ */
+export function mergeCollected(pages: readonly CollectedPage[]): CollectedPage {
+  if (pages.length === 1) return pages[0]!;
+  const users = new Map<string, CanonicalUser>();
+  const tweets = new Map<string, CanonicalTweet>();
+  const pageTweetIds = new Set<string>();
+  const provenance = new Map<string, [string, string]>();
+  for (const page of pages) {
+    for (const u of page.users) {
+      const prev = users.get(u.id);
+      users.set(u.id, prev ? mergeUser(prev, u) : u);
+    }
+    for (const t of page.tweets) {
+      const prev = tweets.get(t.id);
+      tweets.set(t.id, prev ? mergeTweet(prev, t) : t);
+    }
+    for (const id of page.pageTweetIds) pageTweetIds.add(id);
+    for (const p of page.provenance) provenance.set(`${p[0]}\u0000${p[1]}`, p);
+  }
+  return {
+    users: [...users.values()].sort(byId),
+    tweets: [...tweets.values()].sort(byId),
+    pageTweetIds: [...pageTweetIds].sort(compareIds),
+    provenance: [...provenance.values()].sort((a, b) => compareIds(a[0], b[0]) || (a[1] < b[1] ? -1 : 1)),
+  };
+}

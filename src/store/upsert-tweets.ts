@@ -1,6 +1,6 @@
 /**
  * Upserts a page's tweets (embedded quoted/retweeted ones included), their engagement history and
- * the job's provenance in ONE statement. Counts are COALESCEd so an embedded copy without counts
+ * the job's provenance in ONE statement (one page, or the pages of one job in a group commit). Counts are COALESCEd so an embedded copy without counts
  * never erases them; raw/source/media move only to an equal or richer wire shape (v3 > v2 >
  * v2-embedded).
  */
@@ -72,13 +72,16 @@ prov AS (
   INSERT INTO job_tweets (job_id, tweet_id, first_seen_at)
   SELECT $28::bigint, p.tweet_id, $27 FROM unnest($29::bigint[]) AS p(tweet_id)
   ON CONFLICT DO NOTHING
-  RETURNING 1
+  RETURNING tweet_id
 )
-SELECT (SELECT count(*) FROM up)::int AS stored, (SELECT count(*) FROM prov)::int AS new_tweets`;
+SELECT (SELECT count(*) FROM up)::int AS stored, (SELECT count(*) FROM prov)::int AS new_tweets,
+  array(SELECT tweet_id::text FROM prov) AS new_ids`;
 
 export interface UpsertTweetsResult {
   stored: number;
   newTweets: number;
+  /** The tweet ids first recorded for the job (job_tweets rows inserted): a group commit credits each to its page. */
+  newIds: string[];
 }
 
 export async function upsertTweets(
@@ -88,7 +91,7 @@ export async function upsertTweets(
   jobId: string,
   observedAt: Date,
 ): Promise<UpsertTweetsResult> {
-  if (tweets.length === 0) return { stored: 0, newTweets: 0 };
+  if (tweets.length === 0) return { stored: 0, newTweets: 0, newIds: [] };
   const values: unknown[] = [
     tweets.map((t) => t.id),
     tweets.map((t) => t.authorId),
@@ -120,6 +123,6 @@ export async function upsertTweets(
     jobId,
     pageTweetIds,
   ];
-  const { rows } = await client.query<{ stored: number; new_tweets: number }>({ name: 'harvest_upsert_tweets', text: SQL, values });
-  return { stored: rows[0]?.stored ?? 0, newTweets: rows[0]?.new_tweets ?? 0 };
+  const { rows } = await client.query<{ stored: number; new_tweets: number; new_ids: string[] }>({ name: 'harvest_upsert_tweets', text: SQL, values });
+  return { stored: rows[0]?.stored ?? 0, newTweets: rows[0]?.new_tweets ?? 0, newIds: rows[0]?.new_ids ?? [] };
 }

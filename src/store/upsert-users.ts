@@ -74,12 +74,14 @@ prov AS (
   RETURNING user_id
 )
 SELECT (SELECT count(*) FROM up)::int AS stored,
-  (SELECT count(DISTINCT user_id) FROM prov
-    WHERE NOT EXISTS (SELECT 1 FROM job_users j WHERE j.job_id = $24::bigint AND j.user_id = prov.user_id))::int AS new_users`;
+  array(SELECT DISTINCT user_id::text FROM prov
+    WHERE NOT EXISTS (SELECT 1 FROM job_users j WHERE j.job_id = $24::bigint AND j.user_id = prov.user_id)) AS new_ids`;
 
 export interface UpsertUsersResult {
   stored: number;
   newUsers: number;
+  /** The user ids first recorded for the job (in any role): a group commit credits each to its page. */
+  newIds: string[];
 }
 
 export async function upsertUsers(
@@ -89,7 +91,7 @@ export async function upsertUsers(
   jobId: string,
   observedAt: Date,
 ): Promise<UpsertUsersResult> {
-  if (users.length === 0 && provenance.length === 0) return { stored: 0, newUsers: 0 };
+  if (users.length === 0 && provenance.length === 0) return { stored: 0, newUsers: 0, newIds: [] };
   const values: unknown[] = [
     users.map((u) => u.id),
     users.map((u) => cleanText(u.username)),
@@ -118,6 +120,7 @@ export async function upsertUsers(
     provenance.map((p) => p[0]),
     provenance.map((p) => p[1]),
   ];
-  const { rows } = await client.query<{ stored: number; new_users: number }>({ name: 'harvest_upsert_users', text: SQL, values });
-  return { stored: rows[0]?.stored ?? 0, newUsers: rows[0]?.new_users ?? 0 };
+  const { rows } = await client.query<{ stored: number; new_ids: string[] }>({ name: 'harvest_upsert_users', text: SQL, values });
+  const newIds = rows[0]?.new_ids ?? [];
+  return { stored: rows[0]?.stored ?? 0, newUsers: newIds.length, newIds };
 }
