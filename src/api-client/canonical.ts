@@ -44,7 +44,17 @@ export interface TweetEntity {
   preview: string | null;
 }
 
-export interface CanonicalTweet {
+/** Engagement counts as a tweet or an article carries them; null where the answer has none. */
+export interface EngagementCounts {
+  likeCount: number | null;
+  retweetCount: number | null;
+  replyCount: number | null;
+  quoteCount: number | null;
+  bookmarkCount: number | null;
+  viewCount: number | null;
+}
+
+export interface CanonicalTweet extends EngagementCounts {
   id: string;
   authorId: string | null;
   /** The embedded author profile (always present in v3 and v2 full tweets). */
@@ -63,12 +73,6 @@ export interface CanonicalTweet {
   /** The embedded quoted / retweeted tweet when the response carried one with an id. */
   quoted: CanonicalTweet | null;
   retweeted: CanonicalTweet | null;
-  likeCount: number | null;
-  retweetCount: number | null;
-  replyCount: number | null;
-  quoteCount: number | null;
-  bookmarkCount: number | null;
-  viewCount: number | null;
   /** Extracted from the text (the service's entities carry only media and links). */
   hashtags: string[];
   cashtags: string[];

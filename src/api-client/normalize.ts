@@ -3,10 +3,10 @@
  * item exactly as it came off the wire, unknown fields included; the parsed value is only used to
  * read fields.
  */
-import type { CanonicalTweet, CanonicalUser, TweetEntity } from './canonical.ts';
+import type { CanonicalTweet, CanonicalUser, EngagementCounts, TweetEntity } from './canonical.ts';
 import { normalizeUserV2Embedded, normalizeUserV3 } from './normalize-user.ts';
 import type { TweetV3 } from './schemas/tweet-v3.ts';
-import { idSchema } from './schemas/common.ts';
+import { idSchema, type sharedTweetCounts } from './schemas/common.ts';
 import { tweetV3Schema } from './schemas/tweet-v3.ts';
 import type { TweetV2, TweetV2Embedded } from './schemas/tweet-v2.ts';
 import { collectUrls, extractCashtags, extractHashtags, extractMentions, isMediaEntity } from './text-entities.ts';
@@ -64,6 +64,24 @@ function embeddedV3(raw: unknown, depth: number): { id: string | null; tweet: Ca
   return { id: id.success ? id.data : null, tweet: null };
 }
 
+type SharedCounts = { [K in keyof typeof sharedTweetCounts]: number | null };
+
+/** The counts v2 and v3 tweets name alike (`sharedTweetCounts`), in canonical names. */
+function sharedCounts(tweet: SharedCounts): Omit<EngagementCounts, 'likeCount'> {
+  return {
+    retweetCount: tweet.retweet_count,
+    replyCount: tweet.reply_count,
+    quoteCount: tweet.quote_count,
+    bookmarkCount: tweet.bookmark_count,
+    viewCount: tweet.view_count,
+  };
+}
+
+/** A tweet's author fields: the embedded profile and its id (null when the answer had none). */
+function authored(author: CanonicalUser | null): Pick<CanonicalTweet, 'author' | 'authorId'> {
+  return { authorId: author?.id ?? null, author };
+}
+
 /** `depth` is 0 for a page's own tweet and counts embedding levels below it. */
 export function normalizeTweetV3(tweet: TweetV3, raw: unknown, depth = 0): CanonicalTweet {
   const entities = entitiesOf(tweet.entities);
@@ -72,8 +90,7 @@ export function normalizeTweetV3(tweet: TweetV3, raw: unknown, depth = 0): Canon
   const retweeted = embeddedV3(field(raw, 'retweeted_status'), depth + 1);
   return {
     id: tweet.id,
-    authorId: author?.id ?? null,
-    author,
+    ...authored(author),
     fullText: tweet.full_text,
     createdAt: tweet.created_at,
     lang: tweet.lang,
@@ -88,11 +105,7 @@ export function normalizeTweetV3(tweet: TweetV3, raw: unknown, depth = 0): Canon
     quoted: quoted.tweet,
     retweeted: retweeted.tweet,
     likeCount: tweet.likes_count,
-    retweetCount: tweet.retweet_count,
-    replyCount: tweet.reply_count,
-    quoteCount: tweet.quote_count,
-    bookmarkCount: tweet.bookmark_count,
-    viewCount: tweet.view_count,
+    ...sharedCounts(tweet),
     ...textParts(tweet.full_text, entities),
     source: 'v3',
     raw,
@@ -109,8 +122,7 @@ function normalizeTweetV2Embedded(tweet: TweetV2Embedded, raw: unknown): Canonic
   const author = tweet.user ? normalizeUserV2Embedded(tweet.user, field(raw, 'user')) : null;
   return {
     id: tweet.id_str,
-    authorId: author?.id ?? null,
-    author,
+    ...authored(author),
     fullText,
     createdAt: tweet.created_at,
     lang: null,
@@ -145,8 +157,7 @@ export function normalizeTweetV2(tweet: TweetV2, raw: unknown): CanonicalTweet {
     : null;
   return {
     id: tweet.id_str,
-    authorId: author?.id ?? null,
-    author,
+    ...authored(author),
     fullText: tweet.full_text,
     createdAt: tweet.created_at,
     lang: null,
@@ -161,11 +172,7 @@ export function normalizeTweetV2(tweet: TweetV2, raw: unknown): CanonicalTweet {
     quoted,
     retweeted,
     likeCount: tweet.favorite_count,
-    retweetCount: tweet.retweet_count,
-    replyCount: tweet.reply_count,
-    quoteCount: tweet.quote_count,
-    bookmarkCount: tweet.bookmark_count,
-    viewCount: tweet.view_count,
+    ...sharedCounts(tweet),
     ...textParts(tweet.full_text, entities),
     source: 'v2',
     raw,

@@ -1,6 +1,6 @@
 /** v3 single-object lookups: article, trends, place (a Space), key usage, identifier conversions. */
 import { z } from 'zod';
-import type { CanonicalUser } from './canonical.ts';
+import type { CanonicalUser, EngagementCounts } from './canonical.ts';
 import type { CallOptions, Execute } from './executor.ts';
 import { handleInput, idOrLinkInput, linkInput, userIdInput, validateInput } from './input.ts';
 import { normalizeUserV3 } from './normalize.ts';
@@ -11,18 +11,12 @@ import { handleAnswerSchema, idAnswerSchema } from './schemas/misc.ts';
 import { spaceIdSchema } from './schemas/space.ts';
 import { trendSchema } from './schemas/trend.ts';
 
-export interface Article {
+/** `viewCount` comes from `views_count` (plural on articles). */
+export interface Article extends EngagementCounts {
   fullText: string | null;
   previewText: string | null;
   coverImageUrl: string | null;
   publishedAt: Date | null;
-  likeCount: number | null;
-  retweetCount: number | null;
-  replyCount: number | null;
-  quoteCount: number | null;
-  bookmarkCount: number | null;
-  /** From `views_count` (plural on articles). */
-  viewCount: number | null;
   author: CanonicalUser | null;
   raw: unknown;
 }

@@ -54,6 +54,15 @@ export const countSchema = z
   .nullish()
   .transform((v) => v ?? null);
 
+/** The counts v2 and v3 tweets share by name (likes differ: `favorite_count` / `likes_count`). */
+export const sharedTweetCounts = {
+  retweet_count: countSchema,
+  quote_count: countSchema,
+  reply_count: countSchema,
+  bookmark_count: countSchema,
+  view_count: countSchema,
+};
+
 /** A measure that is not a count (a score, a delta): any finite number; null/absent become null. */
 export const numberSchema = z
   .number()

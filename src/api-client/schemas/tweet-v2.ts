@@ -1,6 +1,6 @@
 /** v2 tweet and its embedded quoted/retweeted object (service-spec "Tweet (older version)"). */
 import { z } from 'zod';
-import { boolSchema, countSchema, entitiesSchema, idSchema, optionalIdSchema, optionalTimestampSchema, textSchema, timestampSchema } from './common.ts';
+import { boolSchema, countSchema, entitiesSchema, sharedTweetCounts, idSchema, optionalIdSchema, optionalTimestampSchema, textSchema, timestampSchema } from './common.ts';
 import { userV2EmbeddedSchema } from './user-v2.ts';
 
 /** created_at, favorite_count, full_text, id_str, quote_count, retweet_count, user. */
@@ -30,11 +30,7 @@ export const tweetV2Schema = z
     in_reply_to_status_id_str: optionalIdSchema,
     is_quote_status: boolSchema,
     favorite_count: countSchema,
-    retweet_count: countSchema,
-    quote_count: countSchema,
-    reply_count: countSchema,
-    bookmark_count: countSchema,
-    view_count: countSchema,
+    ...sharedTweetCounts,
     entities: entitiesSchema,
     quoted_status: tweetV2EmbeddedSchema.nullish(),
     retweeted_status: tweetV2EmbeddedSchema.nullish(),

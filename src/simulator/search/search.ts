@@ -71,9 +71,8 @@ export function searchTweets(world: World, request: SearchRequest): SearchPage {
   const state = request.state === undefined || request.state === '' ? null : decodeState(request.state, fingerprint);
   const nowMs = state?.now ?? Math.floor(request.nowMs ?? Date.now());
   const bound = bindPlan(plan, world, nowMs);
-  return order === 'latest'
-    ? latestPage(world, bound, state, limit, { q: fingerprint, now: nowMs })
-    : popularPage(world, plan, bound, state, limit, { q: fingerprint, now: nowMs });
+  const page: PageRequest = { world, plan, bound, state, limit, walk: { q: fingerprint, now: nowMs } };
+  return order === 'latest' ? latestPage(page) : popularPage(page);
 }
 
 /** First position in an ascending list whose value is >= x. */
@@ -105,13 +104,17 @@ function collectDescending(bound: BoundQuery, end: number, want: number): number
   return out;
 }
 
-function latestPage(
-  world: World,
-  bound: BoundQuery,
-  state: WalkState | null,
-  limit: number,
-  walk: { q: string; now: number },
-): SearchPage {
+/** One page request of a walk, as both orders take it. */
+interface PageRequest {
+  world: World;
+  plan: QueryPlan;
+  bound: BoundQuery;
+  state: WalkState | null;
+  limit: number;
+  walk: { q: string; now: number };
+}
+
+function latestPage({ world, bound, state, limit, walk }: PageRequest): SearchPage {
   const t = world.tweets;
   if (state !== null && state.o !== 'latest') throw new SearchQueryError('the cursor belongs to a different order');
   const end = state === null ? t.count : t.lowerBoundId(BigInt(state.last));
@@ -158,14 +161,7 @@ function positionAfter(list: RankedList, score: number, index: number): number {
   return lo;
 }
 
-function popularPage(
-  world: World,
-  plan: QueryPlan,
-  bound: BoundQuery,
-  state: WalkState | null,
-  limit: number,
-  walk: { q: string; now: number },
-): SearchPage {
+function popularPage({ world, plan, bound, state, limit, walk }: PageRequest): SearchPage {
   const t = world.tweets;
   if (state !== null && state.o !== 'popular') throw new SearchQueryError('the cursor belongs to a different order');
   // Freezing the table size keeps tweets appended mid-walk out of this walk's ranking.
