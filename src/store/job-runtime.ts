@@ -6,6 +6,7 @@
  */
 import type { Pool, PoolClient, Queryable } from './db.ts';
 import { withTransaction } from './db.ts';
+import { addJobEndedEvent, EventType } from './outbox.ts';
 import { isLiveJobStatus, type JobPriority, type JobStatus, type SliceStatus } from './states.ts';
 import { finishWatchPass } from './watches.ts';
 
@@ -147,6 +148,7 @@ async function rollUp(client: PoolClient, jobId: string): Promise<JobStatus> {
       WHERE id = $1::bigint`,
     [jobId, next, r.code, r.err],
   );
+  if (next === 'completed' || next === 'failed') await addJobEndedEvent(client, jobId, next);
   return next;
 }
 
@@ -234,11 +236,23 @@ export async function activeSliceCount(db: Queryable, jobId: string): Promise<nu
   return Number(rows[0]?.n ?? 0);
 }
 
+/**
+ * Parks a job for quota and, in the same statement, announces it; at most one such event per job
+ * an hour, since a job whose keys stay spent is resumed and parked again at every recheck.
+ */
 export async function pauseJobForQuota(db: Queryable, jobId: string, note: string): Promise<void> {
   await db.query(
-    `UPDATE jobs SET status = 'paused_quota', note = $2, updated_at = now()
-      WHERE id = $1::bigint AND status IN ('queued', 'running', 'scheduled')`,
-    [jobId, note],
+    `WITH paused AS (
+       UPDATE jobs SET status = 'paused_quota', note = $2, updated_at = now()
+        WHERE id = $1::bigint AND status IN ('queued', 'running', 'scheduled')
+        RETURNING id, kind)
+     INSERT INTO outbox (type, job_id, payload)
+     SELECT $3, p.id, jsonb_build_object(
+              'text', format('harvest: job %s (%s) paused: no key has quota left (%s)', p.id, p.kind, $2::text),
+              'data', jsonb_build_object('jobId', p.id::text, 'kind', p.kind, 'note', $2::text))
+       FROM paused p
+      WHERE NOT EXISTS (SELECT 1 FROM outbox o WHERE o.job_id = p.id AND o.type = $3 AND o.created_at > now() - interval '1 hour')`,
+    [jobId, note, EventType.JOB_PAUSED_QUOTA],
   );
 }
 
@@ -252,11 +266,12 @@ export async function failJob(pool: Pool, jobId: string, errorCode: string, erro
       [jobId],
     );
     await client.query('UPDATE watches SET enabled = false WHERE job_id = $1::bigint', [jobId]);
-    await client.query(
+    const failed = await client.query(
       `UPDATE jobs SET status = 'failed', error_code = $2, error_message = $3, finished_at = now(), updated_at = now()
         WHERE id = $1::bigint AND status NOT IN ('completed', 'failed', 'cancelled')`,
       [jobId, errorCode, errorMessage],
     );
+    if ((failed.rowCount ?? 0) > 0) await addJobEndedEvent(client, jobId, 'failed');
   });
 }
 
@@ -270,11 +285,12 @@ export async function endJob(pool: Pool, jobId: string, note: string): Promise<v
       [jobId],
     );
     await appendJobNote(client, jobId, note);
-    await client.query(
+    const ended = await client.query(
       `UPDATE jobs SET status = 'completed', finished_at = now(), updated_at = now()
         WHERE id = $1::bigint AND status IN ('queued', 'running', 'paused_quota')`,
       [jobId],
     );
+    if ((ended.rowCount ?? 0) > 0) await addJobEndedEvent(client, jobId, 'completed');
   });
 }
 

@@ -132,3 +132,83 @@ export async function recentJobSnapshots(db: Queryable, limit = 50): Promise<Job
   const { rows } = await db.query<Row>(`${SNAPSHOT_SQL} ORDER BY j.id DESC LIMIT $1`, [limit]);
   return rows.map(toSnapshot);
 }
+
+/** Whether a live job is moving, computed from Postgres at read time (never stored, so never stale). */
+export interface JobHealth {
+  jobId: string;
+  kind: string;
+  status: string;
+  /** Runnable slices and no progress (a slice taken, a page committed, a request recorded) for `stalledAfterMs`. */
+  stalled: boolean;
+  /** The last sign of progress: the latest of the job's and its live slices' updated_at and its last request. */
+  lastProgressAt: Date;
+  runningSlices: number;
+  pendingSlices: number;
+  /** For people: what the job waits on ("no worker seen since …", "slices running but no page since …"). */
+  waitsOn: string;
+}
+
+interface HealthRow {
+  id: string;
+  kind: string;
+  status: string;
+  running: number;
+  pending: number;
+  last_progress: Date;
+  idle_ms: number;
+}
+
+/**
+ * Health of every job that has slices to walk (queued, running or scheduled with a pending or
+ * running slice). Stalled means none of them moved for `stalledAfterMs`: no live worker took them,
+ * or a worker holds them and commits nothing. A job parked for quota (`paused_quota`), paused by a
+ * person or between watch passes has no runnable slice here and is never stalled; nor is a job in
+ * `waitingForRate` (the limiter's waiters, from Redis: it is queueing for its turn, not stuck).
+ * Idle time is measured by Postgres' clock, the one that wrote the timestamps.
+ */
+export async function jobHealth(
+  db: Queryable,
+  options: { stalledAfterMs: number; waitingForRate?: ReadonlySet<string>; jobId?: string },
+): Promise<JobHealth[]> {
+  const { rows } = await db.query<HealthRow>(
+    `SELECT j.id::text, j.kind, j.status,
+            count(*) FILTER (WHERE s.status = 'running')::int AS running,
+            count(*) FILTER (WHERE s.status = 'pending')::int AS pending,
+            p.last AS last_progress,
+            (extract(epoch FROM now() - p.last) * 1000)::float8 AS idle_ms
+       FROM jobs j
+       JOIN job_slices s ON s.job_id = j.id AND s.status IN ('pending', 'running')
+       CROSS JOIN LATERAL (
+         SELECT greatest(j.updated_at,
+                         (SELECT max(updated_at) FROM job_slices WHERE job_id = j.id AND status IN ('pending', 'running')),
+                         (SELECT max(at) FROM api_requests WHERE job_id = j.id)) AS last) p
+      WHERE j.status IN ('queued', 'running', 'scheduled') AND ($1::bigint IS NULL OR j.id = $1::bigint)
+      GROUP BY j.id, p.last
+      ORDER BY j.id`,
+    [options.jobId ?? null],
+  );
+  return rows.map((r) => {
+    const waitingForRate = options.waitingForRate?.has(r.id) ?? false;
+    const since = r.last_progress.toISOString();
+    const waitsOn = waitingForRate
+      ? 'waiting for rate'
+      : r.running > 0
+        ? `slices running but no page since ${since}`
+        : `no worker seen since ${since}`;
+    return {
+      jobId: r.id,
+      kind: r.kind,
+      status: r.status,
+      stalled: !waitingForRate && r.idle_ms >= options.stalledAfterMs,
+      lastProgressAt: r.last_progress,
+      runningSlices: r.running,
+      pendingSlices: r.pending,
+      waitsOn,
+    };
+  });
+}
+
+/** The stalled jobs among `jobHealth`. */
+export async function stalledJobs(db: Queryable, options: Parameters<typeof jobHealth>[1]): Promise<JobHealth[]> {
+  return (await jobHealth(db, options)).filter((h) => h.stalled);
+}

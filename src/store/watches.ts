@@ -13,6 +13,7 @@
  */
 import type { Pool, Queryable } from './db.ts';
 import { withTransaction } from './db.ts';
+import { addEvent, EventType } from './outbox.ts';
 import { isCompleteEnd } from './slice-ends.ts';
 import { TWITTER_EPOCH_MS } from './snowflake.ts';
 import { isLiveJobStatus, LIVE_JOB_STATUSES, type JobStatus } from './states.ts';
@@ -189,6 +190,7 @@ export async function finishWatchPass(
   // The shared state: every watch of the identity, or this one alone when it has none.
   const scope = `(job_id = $1::bigint OR ($2::text IS NOT NULL AND identity = $2))`;
   const lower = slice ? passLowerBound(slice) : null;
+  if (pass.newCount > 0) await newTweetsEvent(db, jobId, pass.pass, pass.newCount, lower);
   if (complete) {
     await db.query(
       `UPDATE watches SET high_watermark_id = greatest(high_watermark_id, $3::bigint),
@@ -216,6 +218,35 @@ export async function finishWatchPass(
     );
   }
   return getWatchRow(db, jobId);
+}
+
+/** How many of a pass's new tweets an event quotes (newest first). */
+const QUOTED_TWEETS = 3;
+
+/**
+ * Announces a pass that found tweets, in the transaction that records the pass; once per pass
+ * (dedupe key), so recording the same pass again sends nothing.
+ */
+async function newTweetsEvent(db: Queryable, jobId: string, pass: number, count: number, lowerId: string | null): Promise<void> {
+  const { rows } = await db.query<{ id: string; text: string | null; kind: string; handle: string | null }>(
+    `SELECT t.id::text, t.full_text AS text, w.kind, w.handle
+       FROM watches w
+       JOIN job_tweets jt ON jt.job_id = w.job_id AND ($2::bigint IS NULL OR jt.tweet_id > $2::bigint)
+       JOIN tweets t ON t.id = jt.tweet_id
+      WHERE w.job_id = $1::bigint
+      ORDER BY jt.tweet_id DESC LIMIT $3`,
+    [jobId, lowerId, QUOTED_TWEETS],
+  );
+  const first = rows[0];
+  const label = first ? `${first.kind}${first.handle ? ` ${first.handle}` : ''}` : 'watch';
+  const quoted = rows.map((r) => `• ${r.id}: ${(r.text ?? '').replace(/\s+/g, ' ').slice(0, 140)}`);
+  await addEvent(db, {
+    type: EventType.WATCH_NEW_TWEETS,
+    jobId,
+    dedupeKey: `watch-pass:${jobId}:${pass}`,
+    text: [`harvest: ${label} (job ${jobId}) found ${count} new tweet${count === 1 ? '' : 's'} in pass ${pass}`, ...quoted].join('\n'),
+    data: { jobId, pass, count, tweets: rows.map((r) => ({ id: r.id, text: r.text })) },
+  });
 }
 
 /**

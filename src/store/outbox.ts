@@ -1,0 +1,213 @@
+/**
+ * The notification outbox (migrations/0007_outbox.sql). Writers call `addEvent` with the
+ * transaction that makes the change the event announces, so an event exists exactly when its cause
+ * committed; the worker's delivery loop (src/jobs/notify.ts) claims due events per webhook, POSTs
+ * them and records the outcome here. Delivery is at least once: receivers de-duplicate by id.
+ */
+import type { Queryable } from './db.ts';
+
+export const EventType = {
+  WATCH_NEW_TWEETS: 'watch.new_tweets',
+  JOB_COMPLETED: 'job.completed',
+  JOB_FAILED: 'job.failed',
+  JOB_PAUSED_QUOTA: 'job.paused_quota',
+  JOB_STALLED: 'job.stalled',
+  QUOTA_LOW: 'quota.low',
+  TEST: 'test',
+} as const;
+export type EventType = (typeof EventType)[keyof typeof EventType];
+
+export interface NewEvent {
+  type: EventType;
+  jobId?: string | null;
+  /** Slack-compatible one-line summary. */
+  text: string;
+  data: Record<string, unknown>;
+  /** Once-only guard: a second event with the same key is dropped. */
+  dedupeKey?: string | null;
+}
+
+/** Events older than this are no longer delivered (a webhook added later does not get a backlog) and are pruned. */
+export const EVENT_MAX_AGE_MS = 7 * 24 * 3_600_000;
+/** A pending delivery is given up after this long of failures. */
+export const DELIVERY_GIVE_UP_MS = 24 * 3_600_000;
+
+/** Records an event in the caller's transaction; returns false when its dedupe key was already used. */
+export async function addEvent(db: Queryable, e: NewEvent): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `INSERT INTO outbox (type, job_id, dedupe_key, payload) VALUES ($1, $2::bigint, $3, $4::jsonb)
+     ON CONFLICT (dedupe_key) DO NOTHING`,
+    [e.type, e.jobId ?? null, e.dedupeKey ?? null, JSON.stringify({ text: e.text, data: e.data })],
+  );
+  return (rowCount ?? 0) > 0;
+}
+
+/**
+ * Announces that a job ended (completed or failed) in the transaction that ended it: once per job
+ * (the dedupe key), so a roll-up re-run after a crash sends nothing more.
+ */
+export async function addJobEndedEvent(db: Queryable, jobId: string, status: 'completed' | 'failed'): Promise<void> {
+  const { rows } = await db.query<{ kind: string; tweets: string; users: string; requests: string; note: string | null; error_message: string | null }>(
+    `SELECT kind, tweets::text, users::text, requests_spent::text AS requests, note, error_message FROM jobs WHERE id = $1::bigint`,
+    [jobId],
+  );
+  const j = rows[0];
+  if (!j) return;
+  const counts = `${j.tweets} tweets, ${j.users} users, ${j.requests} requests`;
+  const why = status === 'failed' ? `: ${j.error_message ?? 'unknown'}` : j.note ? ` (${j.note})` : '';
+  await addEvent(db, {
+    type: status === 'failed' ? EventType.JOB_FAILED : EventType.JOB_COMPLETED,
+    jobId,
+    dedupeKey: `job-end:${jobId}`,
+    text: `harvest: job ${jobId} (${j.kind}) ${status}${why}; ${counts}`,
+    data: { jobId, kind: j.kind, status, tweets: j.tweets, users: j.users, requests: j.requests, note: j.note, error: j.error_message },
+  });
+}
+
+/** What a webhook receives. */
+export interface EventBody {
+  id: string;
+  type: string;
+  at: string;
+  jobId: string | null;
+  text: string;
+  data: Record<string, unknown>;
+}
+
+export interface ClaimedEvent {
+  outboxId: string;
+  attempts: number;
+  body: EventBody;
+}
+
+interface ClaimRow {
+  id: string;
+  event_id: string;
+  type: string;
+  job_id: string | null;
+  payload: { text: string; data: Record<string, unknown> };
+  created_at: Date;
+  attempts: number;
+}
+
+/**
+ * Claims up to `limit` events due for one webhook (never sent to it, or failed and past their
+ * backoff), oldest first, and leases them for `leaseMs` so another worker does not send them at the
+ * same moment (SKIP LOCKED; the lease outlives the statement's row locks).
+ */
+export async function claimDueEvents(db: Queryable, target: string, limit: number, leaseMs: number): Promise<ClaimedEvent[]> {
+  const { rows } = await db.query<ClaimRow>(
+    `WITH due AS (
+       SELECT o.id FROM outbox o
+         LEFT JOIN outbox_deliveries d ON d.outbox_id = o.id AND d.target = $1
+        WHERE o.created_at > now() - make_interval(secs => $4::float8 / 1000)
+          AND (d.outbox_id IS NULL
+               OR (d.delivered_at IS NULL AND d.next_attempt_at <= now()
+                   AND o.created_at > now() - make_interval(secs => $5::float8 / 1000)))
+        ORDER BY o.id LIMIT $2
+        FOR UPDATE OF o SKIP LOCKED),
+     claimed AS (
+       INSERT INTO outbox_deliveries (outbox_id, target, next_attempt_at)
+       SELECT id, $1, now() + make_interval(secs => $3::float8 / 1000) FROM due
+       ON CONFLICT (outbox_id, target) DO UPDATE SET next_attempt_at = excluded.next_attempt_at
+       RETURNING outbox_id, attempts)
+     SELECT o.id::text, o.event_id::text, o.type, o.job_id::text, o.payload, o.created_at, c.attempts
+       FROM claimed c JOIN outbox o ON o.id = c.outbox_id ORDER BY o.id`,
+    [target, limit, leaseMs, EVENT_MAX_AGE_MS, DELIVERY_GIVE_UP_MS],
+  );
+  return rows.map((r) => ({
+    outboxId: r.id,
+    attempts: r.attempts,
+    body: { id: r.event_id, type: r.type, at: r.created_at.toISOString(), jobId: r.job_id, text: r.payload.text, data: r.payload.data },
+  }));
+}
+
+export async function markDelivered(db: Queryable, target: string, outboxId: string): Promise<void> {
+  await db.query(
+    `UPDATE outbox_deliveries SET delivered_at = now(), attempts = attempts + 1, last_error = NULL
+      WHERE outbox_id = $1::bigint AND target = $2`,
+    [outboxId, target],
+  );
+}
+
+/** Records a failed attempt; the next one waits `retryInMs` (the caller's backoff). */
+export async function markFailed(db: Queryable, target: string, outboxId: string, error: string, retryInMs: number): Promise<void> {
+  await db.query(
+    `UPDATE outbox_deliveries SET attempts = attempts + 1, last_error = left($3, 500),
+            next_attempt_at = now() + make_interval(secs => $4::float8 / 1000)
+      WHERE outbox_id = $1::bigint AND target = $2`,
+    [outboxId, target, error, retryInMs],
+  );
+}
+
+/** Deletes events past EVENT_MAX_AGE_MS (their deliveries go with them). */
+export async function pruneEvents(db: Queryable): Promise<number> {
+  const { rowCount } = await db.query(`DELETE FROM outbox WHERE created_at < now() - make_interval(secs => $1::float8 / 1000)`, [
+    EVENT_MAX_AGE_MS,
+  ]);
+  return rowCount ?? 0;
+}
+
+export interface DeliveryState {
+  eventId: string;
+  type: string;
+  target: string;
+  attempts: number;
+  deliveredAt: Date | null;
+  lastError: string | null;
+}
+
+/** Every event with its delivery to each webhook that has seen it (tests, diagnosis). */
+export async function deliveryStates(db: Queryable): Promise<DeliveryState[]> {
+  const { rows } = await db.query<{ event_id: string; type: string; target: string; attempts: number; delivered_at: Date | null; last_error: string | null }>(
+    `SELECT o.event_id::text, o.type, d.target, d.attempts, d.delivered_at, d.last_error
+       FROM outbox o JOIN outbox_deliveries d ON d.outbox_id = o.id ORDER BY o.id, d.target`,
+  );
+  return rows.map((r) => ({ eventId: r.event_id, type: r.type, target: r.target, attempts: r.attempts, deliveredAt: r.delivered_at, lastError: r.last_error }));
+}
+
+/** The quota levels announced: below 20% and below 10% of what the key had at its period's peak. */
+export const QUOTA_LEVELS = [20, 10] as const;
+
+function levelOf(remaining: number, peak: number): number {
+  const share = peak > 0 ? (remaining * 100) / peak : 0;
+  let level = 100;
+  for (const l of QUOTA_LEVELS) if (share < l) level = l;
+  return level;
+}
+
+/**
+ * Records what a usage sync learned of a key and, in the same transaction, a `quota.low` event
+ * when the key fell below a level not yet announced this period. The 100% is the most the key had
+ * left in its period as the worker saw it (the service's allotment field means different things
+ * in different deployments); a new period (another valid_until) or a refill re-arms the levels.
+ */
+export async function recordKeyQuota(
+  db: Queryable,
+  q: { fingerprint: string; remaining: number; validUntil: Date | null },
+): Promise<{ level: number; notified: boolean }> {
+  const { rows } = await db.query<{ peak: string; notified_level: number }>(
+    `INSERT INTO key_quota_levels AS k (fingerprint, valid_until, peak_remaining, remaining)
+     VALUES ($1, $2::timestamptz, $3::bigint, $3::bigint)
+     ON CONFLICT (fingerprint) DO UPDATE SET
+       peak_remaining = CASE WHEN k.valid_until IS DISTINCT FROM excluded.valid_until THEN excluded.remaining
+                             ELSE greatest(k.peak_remaining, excluded.remaining) END,
+       notified_level = CASE WHEN k.valid_until IS DISTINCT FROM excluded.valid_until THEN 100 ELSE k.notified_level END,
+       valid_until = excluded.valid_until, remaining = excluded.remaining, updated_at = now()
+     RETURNING peak_remaining::text AS peak, notified_level`,
+    [q.fingerprint, q.validUntil?.toISOString() ?? null, q.remaining],
+  );
+  const row = rows[0]!;
+  const peak = Number(row.peak);
+  const level = levelOf(q.remaining, peak);
+  if (level === row.notified_level) return { level, notified: false };
+  // Back above a level (a refill): re-armed, so the next fall below it is announced again.
+  await db.query('UPDATE key_quota_levels SET notified_level = $2 WHERE fingerprint = $1', [q.fingerprint, level]);
+  if (level > row.notified_level) return { level, notified: false };
+  await addEvent(db, {
+    type: EventType.QUOTA_LOW,
+    text: `harvest: key ${q.fingerprint} is below ${level}% of its quota (${q.remaining} of ${peak} requests left${q.validUntil ? `, renews ${q.validUntil.toISOString()}` : ''})`,
+    data: { key: q.fingerprint, level, remaining: q.remaining, peak, validUntil: q.validUntil?.toISOString() ?? null },
+  });
+  return { level, notified: true };
+}
