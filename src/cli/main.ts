@@ -6,6 +6,7 @@ import { Command, CommanderError } from 'commander';
 import { isAppError } from '../errors.ts';
 import { registerSimulatorCommand } from '../simulator/cli.ts';
 import { registerAuditCommand } from './commands/audit.ts';
+import { registerDashboardCommand } from './commands/dashboard.ts';
 import { registerExportCommand } from './commands/export.ts';
 import { registerJobCommands } from './commands/jobs.ts';
 import { registerOperateCommands } from './commands/operate.ts';
@@ -24,6 +25,7 @@ export function buildProgram(state: CliState): Command {
   registerDemoCommand(program, state);
   registerExportCommand(program, state);
   registerAuditCommand(program, state);
+  registerDashboardCommand(program, state);
   registerRefreshCommand(program, state);
   registerSimulatorCommand(program);
   for (const cmd of program.commands) cmd.exitOverride();
