@@ -50,6 +50,9 @@ const BOUNDARIES = [
   boundary({ name: 'src/api-client/http.ts', files: ['src/api-client/http.ts'], allow: ['undici'], folders: ['cli', 'jobs', 'store', 'simulator'] }),
   boundary({ name: 'src/api-client', files: ['src/api-client/**/*.ts'], ignores: ['src/api-client/http.ts'], folders: ['cli', 'jobs', 'store', 'simulator'] }),
   boundary({ name: 'src/simulator', files: ['src/simulator/**/*.ts'], folders: ['cli', 'jobs', 'store', 'api-client'] }),
+  // The dashboard only reads: Postgres through src/store functions, Redis through src/jobs, and it
+  // never calls the service (so not src/api-client); the CLI starts it, not the other way round.
+  boundary({ name: 'src/dashboard', files: ['src/dashboard/**/*.ts'], folders: ['cli', 'simulator', 'api-client'] }),
   boundary({ name: 'src (config, errors, logger…)', files: ['src/*.ts'], folders: ['cli', 'jobs', 'store', 'api-client', 'simulator'] }),
 ];
 
