@@ -98,6 +98,8 @@ const EnvSchema = z.object({
   HARVEST_API_KEYS: keyList,
   DATABASE_URL: z.string().default('postgres://localhost:5432/harvest'),
   REDIS_URL: z.string().default('redis://127.0.0.1:6379'),
+  /** REDIS_URL names a Redis Cluster (one or more seed nodes, comma separated): hash-tagged keys, a cluster client. */
+  HARVEST_REDIS_CLUSTER: z.stringbool().default(false),
   HARVEST_RATE_PER_KEY: positiveInt(20),
   /** Quota units per key that backfills leave for watches. */
   HARVEST_WATCH_RESERVE: z.coerce.number().int().nonnegative().default(200),
@@ -120,6 +122,8 @@ const EnvSchema = z.object({
   HARVEST_MAX_ATTEMPTS_PER_PAGE: positiveInt(6),
   /** Consecutive pages that bring no new id after which a walk ends with a note. */
   HARVEST_MAX_STALE_PAGES: positiveInt(10),
+  /** A job expected to spend more requests than this asks for --yes (a terminal: y/N) before it is queued. */
+  HARVEST_CONFIRM_ABOVE: positiveInt(5000),
   /** Webhooks (comma separated) that receive notification events; https, or http on loopback. */
   HARVEST_NOTIFY_URL: z.string().optional(),
   /** A job with runnable slices and no progress for this long is shown as stalled. */
@@ -137,6 +141,8 @@ export interface Config {
   /** DATABASE_URL with its user (and host, when it names none) filled in as libpq would pick them. */
   readonly databaseUrl: string;
   readonly redisUrl: string;
+  /** Whether REDIS_URL lists the seed nodes of a Redis Cluster. */
+  readonly redisCluster: boolean;
   readonly ratePerKey: number;
   readonly watchReserve: number;
   readonly redisPrefix: string;
@@ -150,6 +156,7 @@ export interface Config {
   readonly quotaRecheckMs: number;
   readonly maxAttemptsPerPage: number;
   readonly maxStalePages: number;
+  readonly confirmAbove: number;
   /** HARVEST_NOTIFY_URL, each validated; `fingerprint` names it in Postgres and logs (URLs carry secrets). */
   readonly notifyUrls: readonly NotifyTarget[];
   readonly stalledAfterMs: number;
@@ -202,6 +209,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: { dotenv?: boolean }
     apiKeys: e.HARVEST_API_KEYS.map((key) => ({ key, fingerprint: keyFingerprint(key) })),
     databaseUrl: resolveDatabaseUrl(e.DATABASE_URL, env),
     redisUrl: e.REDIS_URL,
+    redisCluster: e.HARVEST_REDIS_CLUSTER,
     ratePerKey: e.HARVEST_RATE_PER_KEY,
     watchReserve: e.HARVEST_WATCH_RESERVE,
     redisPrefix: e.HARVEST_REDIS_PREFIX,
@@ -214,6 +222,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: { dotenv?: boolean }
     quotaRecheckMs: e.HARVEST_QUOTA_RECHECK_MS,
     maxAttemptsPerPage: e.HARVEST_MAX_ATTEMPTS_PER_PAGE,
     maxStalePages: e.HARVEST_MAX_STALE_PAGES,
+    confirmAbove: e.HARVEST_CONFIRM_ABOVE,
     notifyUrls: parseNotifyUrls(e.HARVEST_NOTIFY_URL),
     stalledAfterMs: e.HARVEST_STALLED_AFTER_MS,
   };

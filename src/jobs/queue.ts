@@ -3,13 +3,18 @@
  * BullMQ job per runnable slice (id `s-<sliceId>`, so a slice is never queued twice) and one
  * job scheduler per watch. Job data names ids only, never a key. Postgres stays the record: if
  * Redis is flushed, reconcile() puts every unfinished slice back from Postgres.
+ *
+ * On Redis Cluster (HARVEST_REDIS_CLUSTER) BullMQ's scripts touch many keys of one queue at once,
+ * so its prefix must be a hash tag: the queues live under `{<prefix>}:` there (bullPrefix).
  */
 import { DelayedError, Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { z } from 'zod';
 import type { RequestPriority } from '../api-client/gate.ts';
+import { ConfigError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { isPermanentError } from './error-decision.ts';
+import type { RedisConnection } from './redis-keys.ts';
 
 export const QUEUE_NAMES = { backfill: 'backfill', watch: 'watch' } as const;
 
@@ -27,9 +32,45 @@ export type TaskOutcome =
   /** Run again at `atMs` (quota parked, shutdown mid-walk): the job keeps its id. */
   | { kind: 'later'; atMs: number };
 
-export function createRedis(url: string): Redis {
+/**
+ * The seed nodes of a cluster: REDIS_URL lists one or more `redis://[user:password@]host:port`
+ * addresses, comma separated; the client learns the rest of the cluster from any of them.
+ */
+export function clusterSeeds(url: string): { nodes: { host: string; port: number }[]; username?: string; password?: string } {
+  const parts = url.split(',').map((p) => p.trim()).filter((p) => p.length > 0);
+  if (parts.length === 0) throw new ConfigError('REDIS_URL names no cluster node');
+  let username: string | undefined;
+  let password: string | undefined;
+  const nodes = parts.map((part) => {
+    let u: URL;
+    try {
+      u = new URL(part);
+    } catch {
+      // The part may carry a password: name only its position.
+      throw new ConfigError(`REDIS_URL: cluster node ${parts.indexOf(part) + 1} is not a redis:// URL`);
+    }
+    if (u.protocol !== 'redis:' && u.protocol !== 'rediss:') throw new ConfigError(`REDIS_URL: cluster nodes must be redis:// URLs, not ${u.protocol}//`);
+    if (u.username) username = decodeURIComponent(u.username);
+    if (u.password) password = decodeURIComponent(u.password);
+    return { host: u.hostname, port: Number(u.port || 6379) };
+  });
+  return { nodes, ...(username ? { username } : {}), ...(password ? { password } : {}) };
+}
+
+export function createRedis(url: string, options: { cluster?: boolean } = {}): RedisConnection {
   // BullMQ needs maxRetriesPerRequest: null on connections used by workers.
-  return new Redis(url, { maxRetriesPerRequest: null, enableReadyCheck: true, lazyConnect: false });
+  if (!options.cluster) return new Redis(url, { maxRetriesPerRequest: null, enableReadyCheck: true, lazyConnect: false });
+  const { nodes, username, password } = clusterSeeds(url);
+  return new Cluster(nodes, {
+    enableReadyCheck: true,
+    lazyConnect: false,
+    redisOptions: { maxRetriesPerRequest: null, ...(username ? { username } : {}), ...(password ? { password } : {}) },
+  });
+}
+
+/** BullMQ's prefix: on a cluster in braces, so every key of a queue hashes to one slot. */
+export function bullPrefix(connection: RedisConnection, prefix: string): string {
+  return connection instanceof Cluster ? `{${prefix}}` : prefix;
 }
 
 const sliceJobId = (sliceId: string) => `s-${sliceId}`;
@@ -52,7 +93,8 @@ const JOB_OPTIONS = {
 export class HarvestQueues {
   readonly #queues: Record<RequestPriority, Queue>;
 
-  constructor(connection: Redis, prefix: string, logger?: Logger) {
+  constructor(connection: RedisConnection, redisPrefix: string, logger?: Logger) {
+    const prefix = bullPrefix(connection, redisPrefix);
     this.#queues = {
       backfill: new Queue(QUEUE_NAMES.backfill, { connection, prefix }),
       watch: new Queue(QUEUE_NAMES.watch, { connection, prefix }),
@@ -134,7 +176,8 @@ export class HarvestQueues {
 }
 
 export interface QueueWorkerOptions {
-  connection: Redis;
+  connection: RedisConnection;
+  /** HARVEST_REDIS_PREFIX; hash-tagged here when the connection is a cluster. */
   prefix: string;
   concurrency: number;
   watchConcurrency: number;
@@ -162,7 +205,7 @@ export class QueueWorkers {
     const lockDuration = options.lockDurationMs ?? 15_000;
     const common = {
       connection: options.connection,
-      prefix: options.prefix,
+      prefix: bullPrefix(options.connection, options.prefix),
       lockDuration,
       stalledInterval: Math.max(1000, Math.floor(lockDuration / 2)),
       // Processors are idempotent (commits are guarded by the slice's cursor): a stalled slice is

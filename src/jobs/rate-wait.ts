@@ -4,17 +4,17 @@
  * second. A job stamped in the last two seconds is "waiting for rate". Nothing is written for
  * acquires that are granted quickly, so the hot path costs one timer.
  */
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from './redis-keys.ts';
 import type { AcquireOptions, RequestGate } from '../api-client/gate.ts';
 
 const STAMP_AFTER_MS = 250;
 const FRESH_MS = 2000;
 
 export class RateWaitTracker {
-  readonly #redis: Redis;
+  readonly #redis: RedisConnection;
   readonly #key: string;
 
-  constructor(redis: Redis, prefix: string) {
+  constructor(redis: RedisConnection, prefix: string) {
     this.#redis = redis;
     this.#key = `${prefix}:rate-wait`;
   }

@@ -15,7 +15,7 @@ import { collectAttempt } from './attempts.ts';
 import { createRedisGate, keyNamespaceFor, type FetchUsage, type RedisGate } from './limiter/index.ts';
 import { createRedis, HarvestQueues } from './queue.ts';
 import { RateWaitTracker } from './rate-wait.ts';
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from './redis-keys.ts';
 
 /** Redis cannot be reached at start (Postgres failing says so with the store's DatabaseUnavailableError). */
 export class RedisUnavailableError extends AppError {
@@ -28,7 +28,8 @@ export interface Services {
   readonly config: Config;
   readonly logger: Logger;
   readonly pool: Pool;
-  readonly redis: Redis;
+  /** One Redis, or a Cluster when HARVEST_REDIS_CLUSTER is set. */
+  readonly redis: RedisConnection;
   readonly queues: HarvestQueues;
   readonly gate: RedisGate;
   readonly rateWaits: RateWaitTracker;
@@ -39,7 +40,7 @@ export interface Services {
 const redisHint = 'start it (`redis-server --daemonize yes`, your system service, or `docker compose up -d redis`)';
 const pgHint = 'start it (`pg_ctlcluster 15 main start`, your system service, or `docker compose up -d postgres`)';
 
-async function checkRedis(redis: Redis, url: string): Promise<void> {
+async function checkRedis(redis: RedisConnection, url: string): Promise<void> {
   try {
     await Promise.race([
       redis.ping(),
@@ -48,7 +49,8 @@ async function checkRedis(redis: Redis, url: string): Promise<void> {
   } catch (error) {
     const where = (() => {
       try {
-        return new URL(url).host;
+        // A cluster's REDIS_URL lists several nodes: name their hosts, never a password.
+        return url.split(',').map((part) => new URL(part.trim()).host).join(',');
       } catch {
         return 'REDIS_URL';
       }
@@ -93,7 +95,13 @@ export async function openServices(config: Config, logger: Logger, options: Open
     const reason = isAppError(error) && error.code === ErrorCode.DB_UNAVAILABLE ? (error as DatabaseUnavailableError).reason : error instanceof Error ? error.message : String(error);
     throw new DatabaseUnavailableError(describeTarget(config.databaseUrl), `${reason}; ${pgHint}`, { cause: error });
   }
-  const redis = createRedis(config.redisUrl);
+  let redis: RedisConnection;
+  try {
+    redis = createRedis(config.redisUrl, { cluster: config.redisCluster });
+  } catch (error) {
+    await pool.end().catch(() => undefined);
+    throw error;
+  }
   redis.on('error', () => undefined);
   try {
     await checkRedis(redis, config.redisUrl);

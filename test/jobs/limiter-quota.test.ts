@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/errors.ts';
 import { BudgetExhaustedError, KeysRefusedError, QuotaExhaustedError } from '../../src/jobs/limiter/errors.ts';
+import { limiterLayout } from '../../src/jobs/limiter/key-layout.ts';
 import { createRedisGate, type RedisGateOptions } from '../../src/jobs/limiter/redis-gate.ts';
 import { apiKeys, connectRedis, deletePrefix, randomPrefix, redisNowMs } from './fixtures/limiter-redis.ts';
 
@@ -156,8 +157,9 @@ describe('RedisGate reports', () => {
       const grant = await gate.acquire();
       const before = await redisNowMs(redis);
       await gate.report(grant, { status: 429 });
-      const [state] = await redis.hmget(`${prefix}:key:${ONE!.fingerprint}`, 'coolUntil');
-      await redis.hdel(`${prefix}:key:${ONE!.fingerprint}`, 'coolUntil', 'tat');
+      const stateKey = limiterLayout(prefix, prefix).key(ONE!.fingerprint).state;
+      const [state] = await redis.hmget(stateKey, 'coolUntil');
+      await redis.hdel(stateKey, 'coolUntil', 'tat');
       return Number(state) / 1000 - before;
     };
     const cools: number[] = [];
@@ -219,6 +221,6 @@ describe('RedisGate reports', () => {
     const error = await rejection(gate.acquire({ priority: 'watch', signal: AbortSignal.timeout(100) }));
     expect(error).toMatchObject({ code: ErrorCode.ABORTED });
     expect(performance.now() - started).toBeLessThan(300);
-    expect(await redis.zcard(`${prefix}:watch-waiting`)).toBe(0);
+    expect(await redis.zcard(limiterLayout(prefix, prefix).watchWaiting)).toBe(0);
   });
 });

@@ -8,6 +8,7 @@ import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/errors.ts';
 import { QuotaExhaustedError } from '../../src/jobs/limiter/errors.ts';
+import { limiterLayout } from '../../src/jobs/limiter/key-layout.ts';
 import { DEFAULT_KEY_NAMESPACE } from '../../src/jobs/limiter/namespace.ts';
 import { createRedisGate, type RedisGateOptions, type RedisGrant, type Usage } from '../../src/jobs/limiter/redis-gate.ts';
 import { LimiterStateLostError } from '../../src/jobs/limiter/state-lost.ts';
@@ -98,7 +99,8 @@ describe('RedisGate key state is shared across deployment prefixes', () => {
   const key = `shared-${randomBytes(4).toString('hex')}`;
   const [K] = apiKeys(key);
   afterEach(async () => {
-    await redis.del(`${DEFAULT_KEY_NAMESPACE}:key:${K!.fingerprint}`, `${DEFAULT_KEY_NAMESPACE}:quota:${K!.fingerprint}`);
+    const names = limiterLayout('unused', DEFAULT_KEY_NAMESPACE).key(K!.fingerprint);
+    await redis.del(names.state, names.quota);
   });
 
   it('two prefixes using one key together stay within its rate in every one-second span', async () => {

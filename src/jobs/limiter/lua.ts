@@ -8,13 +8,14 @@
  * Per key, by fingerprint only (the key itself never reaches Redis), in ONE namespace `<ns>` that
  * every deployment on this Redis shares whatever its HARVEST_REDIS_PREFIX (the service counts a
  * key's requests, not ours, so two deployments using one key must share its rate):
- *   <ns>:key:<fp>   hash: tat (next free slot, GCRA), coolUntil (429), strikes (consecutive
- *                   429s), parkedUntil + reason (403/402/exhausted → 'quota'), disabled + reason
- *                   'auth' (401), validUntil (from the usage call), granted, rateLimited (counters)
- *   <ns>:quota:<fp> remaining quota units; absent = unknown (synced before backfills use it)
- * Per deployment (<prefix>): watch-waiting (zset waiter → expiry), budget:<jobId> (remaining),
- * epoch (written by reconcile: its absence means Redis lost the schedule).
- * Every key a script touches is passed in KEYS (Redis Cluster would need hash tags, nothing more).
+ *   {<ns>}:key:<fp>   hash: tat (next free slot, GCRA), coolUntil (429), strikes (consecutive
+ *                     429s), parkedUntil + reason (403/402/exhausted → 'quota'), disabled + reason
+ *                     'auth' (401), validUntil (from the usage call), granted, rateLimited
+ *   {<ns>}:quota:<fp> remaining quota units; absent = unknown (synced before backfills use it)
+ * Per deployment (<prefix>:{<ns>}): watch-waiting (zset waiter → expiry), budget:<jobId>
+ * (remaining), epoch (written by reconcile: its absence means Redis lost the schedule).
+ * Every key a script touches is passed in KEYS and carries the hash tag {<ns>}, so on Redis
+ * Cluster each call runs on the one node that owns that slot (key-layout.ts).
  */
 
 const PRELUDE = `

@@ -3,80 +3,26 @@
  * Each acquire is one Lua script (see lua.ts) that picks a key with a free rate slot, checks and
  * spends its quota and the job's budget, and honours watch priority, all in one atomic step.
  * Key state lives in one namespace per service that every deployment on this Redis shares; budgets
- * and the reconcile epoch live under the deployment's prefix.
+ * and the reconcile epoch live under the deployment's prefix; all of it under one hash tag, so a
+ * Redis Cluster runs each script on one node (key-layout.ts).
  */
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import type { AcquireOptions, AttemptOutcome, Grant, RequestGate } from '../../api-client/gate.ts';
-import type { ApiKeyConfig } from '../../config.ts';
 import { AbortedError, ConfigError } from '../../errors.ts';
 import { silentLogger, type Logger } from '../../logger.ts';
 import { sleep } from '../../sleep.ts';
 import { BudgetExhaustedError, KeysRefusedError, QuotaExhaustedError } from './errors.ts';
-import { defineLimiterScripts, type AcquireMode, type KeyRedisNames, type LimiterScripts } from './scripts.ts';
+import type { RedisConnection } from '../redis-keys.ts';
+import { limiterLayout, type KeyRedisNames, type LimiterLayout } from './key-layout.ts';
+import type { FetchUsage, QuotaSyncResult, RedisGateOptions, RedisGrant, Usage } from './gate-types.ts';
+import { readKeyStates, type KeyState } from './key-states.ts';
+import { defineLimiterScripts, type AcquireMode, type LimiterScripts } from './scripts.ts';
 import { DEFAULT_KEY_NAMESPACE } from './namespace.ts';
+import { ScheduleKeys } from './schedule-keys.ts';
 import { LimiterStateLostError } from './state-lost.ts';
 import { UNKNOWN_SYNC_BACKOFF_MS, UnknownQuotaSyncs } from './unknown-quota.ts';
 
-export interface RedisGateOptions {
-  redis: Redis;
-  /** Prefix of the deployment's limiter keys (budgets, epoch, watch waiters), e.g. `${config.redisPrefix}:limiter`. */
-  prefix: string;
-  /** Namespace of per-key state (rate, cooling, quota), shared across prefixes; default `harvest-limiter`. */
-  keyNamespace?: string;
-  keys: readonly ApiKeyConfig[];
-  /** Grants per key per second that the service allows. */
-  ratePerKey: number;
-  /** Quota units per key that backfills leave for watches. */
-  watchReserve: number;
-  /** Added to the one-second window against network jitter; default 25 ms. */
-  headroomMs?: number;
-  /** The headroom doubles per consecutive 429 on a key up to this; default 1000 ms. */
-  headroomCapMs?: number;
-  /** How long a key parked by 403/402 (without a known validUntil) waits for a recheck; default 10 min. */
-  recheckMs?: number;
-  logger?: Logger;
-  /**
-   * Fail closed after a Redis loss (ARCHITECTURE invariant 3). When given, an acquire for a job
-   * is refused with LimiterStateLostError while the deployment's epoch key (written by
-   * `markReconciled`) is missing, or while the job has a budget in Postgres (`budgetExpected`)
-   * and none in Redis; `onStateLost` listeners hear of it.
-   */
-  schedule?: { budgetExpected(jobId: string): Promise<boolean> };
-}
-
-/** Asks the service how much quota a key has left, with a grant already taken on that key. */
-export type FetchUsage = (grant: Grant) => Promise<Usage>;
-
-/** A grant plus when its rate slot opened, by the Redis clock (ms since the epoch). */
-export interface RedisGrant extends Grant {
-  readonly slotAt: number;
-}
-
-export interface KeyState {
-  fingerprint: string;
-  /** Quota units left, or null before the first usage sync. */
-  remaining: number | null;
-  parkedUntil: Date | null;
-  disabled: boolean;
-  /** Why the key is parked or disabled: 'quota' (403/402/spent) or 'auth' (401). */
-  reason: string | null;
-  granted: number;
-  rateLimited: number;
-}
-
-export interface Usage {
-  remaining: number;
-  validUntil: Date | null;
-}
-
-export interface QuotaSyncResult {
-  fingerprint: string;
-  remaining: number | null;
-  validUntil: Date | null;
-  /** Why this key was not synced (parked, disabled, the usage call failed), or null. */
-  error: unknown;
-}
+export type { FetchUsage, KeyState, QuotaSyncResult, RedisGateOptions, RedisGrant, Usage };
 
 const DEFAULT_HEADROOM_MS = 25;
 const DEFAULT_HEADROOM_CAP_MS = 1000;
@@ -89,11 +35,11 @@ const MAX_POLL_MS = 40;
 /** A watch that stops polling (crashed process) blocks backfills for at most this long. */
 const WAITER_TTL_MS = 1000;
 
-
 export class RedisGate implements RequestGate {
-  readonly #redis: Redis;
+  readonly #redis: RedisConnection;
   readonly #scripts: LimiterScripts;
-  readonly #prefix: string;
+  readonly #layout: LimiterLayout;
+  readonly #scheduleKeys: ScheduleKeys;
   readonly #secrets: ReadonlyMap<string, string>;
   readonly #names: readonly KeyRedisNames[];
   readonly #ratePerKey: number;
@@ -117,15 +63,11 @@ export class RedisGate implements RequestGate {
     if (!(options.watchReserve >= 0)) throw new ConfigError('watchReserve must not be negative');
     this.#redis = options.redis;
     this.#scripts = defineLimiterScripts(options.redis);
-    this.#prefix = options.prefix;
+    this.#layout = limiterLayout(options.prefix, options.keyNamespace ?? DEFAULT_KEY_NAMESPACE);
+    this.#scheduleKeys = new ScheduleKeys(options.redis, this.#layout);
     this.#secrets = new Map(options.keys.map((k) => [k.fingerprint, k.key]));
     if (this.#secrets.size !== options.keys.length) throw new ConfigError('the same API key is configured twice');
-    const ns = options.keyNamespace ?? DEFAULT_KEY_NAMESPACE;
-    this.#names = options.keys.map((k) => ({
-      fingerprint: k.fingerprint,
-      state: `${ns}:key:${k.fingerprint}`,
-      quota: `${ns}:quota:${k.fingerprint}`,
-    }));
+    this.#names = options.keys.map((k) => this.#layout.key(k.fingerprint));
     this.#ratePerKey = options.ratePerKey;
     this.#headroomMs = options.headroomMs ?? DEFAULT_HEADROOM_MS;
     this.#headroomCapMs = options.headroomCapMs ?? DEFAULT_HEADROOM_CAP_MS;
@@ -173,13 +115,13 @@ export class RedisGate implements RequestGate {
   }
 
   /** Called by reconcile once budgets are back: job grants may flow again. */
-  async markReconciled(): Promise<void> {
-    await this.#redis.set(this.#epochKey(), new Date().toISOString(), 'NX');
+  markReconciled(): Promise<void> {
+    return this.#scheduleKeys.markReconciled();
   }
 
   /** Whether Redis still holds the epoch a reconcile wrote (false after a flush). */
-  async isReconciled(): Promise<boolean> {
-    return (await this.#redis.exists(this.#epochKey())) === 1;
+  isReconciled(): Promise<boolean> {
+    return this.#scheduleKeys.isReconciled();
   }
 
   /**
@@ -226,18 +168,13 @@ export class RedisGate implements RequestGate {
    * Limits a job to `maxRequests` grants in total. An existing budget is kept (a re-run of a
    * stalled job must not refill it) unless `replace` is set. Returns the budget now remaining.
    */
-  async setBudget(jobId: string, maxRequests: number, options: { replace?: boolean } = {}): Promise<number> {
-    const key = this.#budgetKey(jobId);
-    const value = String(Math.max(0, Math.floor(maxRequests)));
-    if (options.replace) await this.#redis.set(key, value);
-    else await this.#redis.set(key, value, 'NX');
-    return (await this.budgetRemaining(jobId)) ?? 0;
+  setBudget(jobId: string, maxRequests: number, options: { replace?: boolean } = {}): Promise<number> {
+    return this.#scheduleKeys.setBudget(jobId, maxRequests, options.replace === true);
   }
 
   /** Grants the job may still take, or null when it has no budget. */
-  async budgetRemaining(jobId: string): Promise<number | null> {
-    const value = await this.#redis.get(this.#budgetKey(jobId));
-    return value === null ? null : Math.max(0, Number(value));
+  budgetRemaining(jobId: string): Promise<number | null> {
+    return this.#scheduleKeys.budgetRemaining(jobId);
   }
 
   async unparkKey(fingerprint: string): Promise<void> {
@@ -250,33 +187,8 @@ export class RedisGate implements RequestGate {
     await this.#scripts.setQuota(this.#namesOf(fingerprint), remaining);
   }
 
-  async keyStates(): Promise<KeyState[]> {
-    const pipeline = this.#redis.pipeline();
-    pipeline.time();
-    for (const names of this.#names) {
-      pipeline.hmget(names.state, 'parkedUntil', 'disabled', 'reason', 'granted', 'rateLimited');
-      pipeline.get(names.quota);
-    }
-    const replies = (await pipeline.exec()) ?? [];
-    for (const [error] of replies) if (error) throw error;
-    const time = replies[0]?.[1] as [string, string];
-    const nowUs = Number(time[0]) * 1_000_000 + Number(time[1]);
-    return this.#names.map((names, i) => {
-      const [parked, disabled, reason, granted, rateLimited] = replies[1 + 2 * i]?.[1] as (string | null)[];
-      const quota = replies[2 + 2 * i]?.[1] as string | null;
-      const parkedUs = parked ? Number(parked) : null;
-      const isDisabled = disabled === '1';
-      const isParked = parkedUs !== null && parkedUs > nowUs;
-      return {
-        fingerprint: names.fingerprint,
-        remaining: quota === null ? null : Number(quota),
-        parkedUntil: isParked ? new Date(Math.ceil(parkedUs / 1000)) : null,
-        disabled: isDisabled,
-        reason: isDisabled || isParked ? (reason ?? null) : null,
-        granted: Number(granted ?? 0),
-        rateLimited: Number(rateLimited ?? 0),
-      };
-    });
+  keyStates(): Promise<KeyState[]> {
+    return readKeyStates(this.#redis, this.#names);
   }
 
   async #acquireWithCount(
@@ -286,7 +198,7 @@ export class RedisGate implements RequestGate {
     signal: AbortSignal | undefined,
   ): Promise<{ grant: RedisGrant; grantedBefore: number }> {
     const waiter = randomUUID();
-    const watchWaiting = `${this.#prefix}:watch-waiting`;
+    const watchWaiting = this.#layout.watchWaiting;
     const guarded = jobId !== undefined && this.#schedule !== null;
     const budgetMode = guarded && (await this.#budgetExpected(jobId)) ? 'expected' : 'present';
     let registered = false;
@@ -297,9 +209,9 @@ export class RedisGate implements RequestGate {
           mode,
           waiter,
           watchWaiting,
-          budget: jobId === undefined ? null : this.#budgetKey(jobId),
+          budget: jobId === undefined ? null : this.#layout.budget(jobId),
           budgetMode,
-          epoch: guarded ? this.#epochKey() : null,
+          epoch: guarded ? this.#layout.epoch : null,
           keys: names,
           ratePerKey: this.#ratePerKey,
           headroomMs: this.#headroomMs,
@@ -369,14 +281,6 @@ export class RedisGate implements RequestGate {
     const names = this.#names.find((n) => n.fingerprint === fingerprint);
     if (!names) throw new ConfigError(`no configured API key has fingerprint ${fingerprint}`);
     return names;
-  }
-
-  #budgetKey(jobId: string): string {
-    return `${this.#prefix}:budget:${jobId}`;
-  }
-
-  #epochKey(): string {
-    return `${this.#prefix}:epoch`;
   }
 }
 

@@ -2,7 +2,8 @@
  * Registers the limiter's Lua on an ioredis connection (defineCommand: EVALSHA with a fallback to
  * EVAL) and turns the raw replies into typed values. Only this file knows the scripts' argument order.
  */
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '../redis-keys.ts';
+import type { KeyRedisNames } from './key-layout.ts';
 import { ACQUIRE_LUA, ADMIN_LUA, REPORT_LUA, SYNC_QUOTA_LUA } from './lua.ts';
 
 type ScriptFn = (numKeys: number, ...args: string[]) => Promise<unknown>;
@@ -23,11 +24,7 @@ const SOURCES: Record<keyof typeof NAMES, string> = {
 
 export type AcquireMode = 'watch' | 'backfill' | 'sync';
 
-export interface KeyRedisNames {
-  readonly fingerprint: string;
-  readonly state: string;
-  readonly quota: string;
-}
+export type { KeyRedisNames };
 
 export interface AcquireCall {
   mode: AcquireMode;
@@ -77,7 +74,7 @@ export interface LimiterScripts {
   setQuota(key: KeyRedisNames, remaining: number | null): Promise<void>;
 }
 
-function commandOf(redis: Redis, name: string): ScriptFn {
+function commandOf(redis: RedisConnection, name: string): ScriptFn {
   const fn = (redis as unknown as Record<string, ScriptFn | undefined>)[name];
   if (typeof fn !== 'function') throw new Error(`limiter script ${name} is not registered`);
   return fn.bind(redis);
@@ -127,7 +124,7 @@ function parseAcquire(raw: unknown): AcquireReply {
 }
 
 /** Defines the scripts on `redis` (once per connection) and returns typed callers. */
-export function defineLimiterScripts(redis: Redis): LimiterScripts {
+export function defineLimiterScripts(redis: RedisConnection): LimiterScripts {
   for (const [id, name] of Object.entries(NAMES) as [keyof typeof NAMES, string][]) {
     if (typeof (redis as unknown as Record<string, unknown>)[name] !== 'function') {
       redis.defineCommand(name, { lua: SOURCES[id] });
@@ -144,7 +141,8 @@ export function defineLimiterScripts(redis: Redis): LimiterScripts {
       const raw = await acquire(
         3 + keyNames.length,
         call.watchWaiting,
-        // Unused names keep KEYS positions fixed when the acquire spends no budget / checks no epoch.
+        // Unused names keep KEYS positions fixed when the acquire spends no budget / checks no epoch
+        // (derived from watch-waiting, so on a cluster they share its hash slot).
         call.budget ?? `${call.watchWaiting}:no-budget`,
         call.epoch ?? `${call.watchWaiting}:no-epoch`,
         ...keyNames,
