@@ -1,5 +1,6 @@
 /** Every job kind and slice handler, by name. A new job kind is one file in kinds/ plus a line here. */
 import type { JobKind, SliceHandler } from './kind.ts';
+import { conversationParentsSlice, conversationsJob } from './kinds/conversations.ts';
 import { communityJob, communityMembersSlice, communitySearchSlice, communityTweetsSlice } from './kinds/community.ts';
 import { hydrateJob, hydrateSlice } from './kinds/hydrate.ts';
 import { listFollowersSlice, listJob, listMembersSlice, listTweetsSlice } from './kinds/list.ts';
@@ -9,7 +10,7 @@ import { commentsSlice, repliesJob } from './kinds/replies.ts';
 import { searchJob, searchSlice } from './kinds/search.ts';
 import { profileSlice, userJob, userTweetsSlice } from './kinds/user.ts';
 
-const jobKinds = [searchJob, mentionsJob, userJob, listJob, communityJob, repliesJob, hydrateJob, refreshJob] as const;
+const jobKinds = [searchJob, mentionsJob, userJob, listJob, communityJob, repliesJob, hydrateJob, refreshJob, conversationsJob] as const;
 
 const sliceHandlers = [
   searchSlice,
@@ -24,6 +25,7 @@ const sliceHandlers = [
   communitySearchSlice,
   commentsSlice,
   hydrateSlice,
+  conversationParentsSlice,
 ] as const;
 
 export type JobKindName = (typeof jobKinds)[number]['kind'];

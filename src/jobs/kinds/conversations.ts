@@ -1,0 +1,138 @@
+/**
+ * Conversations: completes the threads of another job's tweets. Two kinds of walk, one request a
+ * page, each through the limiter like every request:
+ *
+ * - the parents walk (one slice): missing parents up the reply chains, 100 ids a request
+ *   (/v3/tweet-info-bulk). Before each page it asks Postgres which parents are still missing, so
+ *   the parents a page stored lead the next page one level further up; it ends when none is
+ *   missing. Ids asked for and not returned (deleted, protected) ride in the cursor, so they are
+ *   never asked for twice;
+ * - the replies of each root: the same two slices a `replies` job walks (`comments` and the
+ *   `conversation_id:` search), the roots being the conversations of the job's tweets.
+ *
+ * Like a refresh, its slices come from Postgres (the source job's tweets), so it is created by
+ * submitConversations rather than submitJob.
+ */
+import { z } from 'zod';
+import type { Pool, Queryable } from '../../store/db.ts';
+import { withTransaction } from '../../store/db.ts';
+import { conversationRoots, missingParents, storedTweetIds } from '../../store/conversations.ts';
+import { createJob, createSlices } from '../../store/jobs.ts';
+import type { FetchedPage, JobKind, SliceHandler, SliceSpec } from '../kind.ts';
+import type { HarvestQueues } from '../queue.ts';
+import { BULK_SIZE } from './hydrate.ts';
+
+const jobId = z.string().regex(/^[1-9]\d{0,18}$/);
+
+export const ConversationsJobParams = z.object({ sourceJobId: jobId }).strict();
+export type ConversationsJobParams = z.infer<typeof ConversationsJobParams>;
+
+export const conversationsJob: JobKind<ConversationsJobParams> = {
+  kind: 'conversations',
+  params: ConversationsJobParams,
+  priority: 'backfill',
+  plan() {
+    // The roots live in Postgres: submitConversations reads them in the transaction that records the job.
+    throw new Error('conversations jobs are created with submitConversations (their threads come from Postgres)');
+  },
+};
+
+/** The parents walk's cursor: pages walked, and ids asked for that the service did not return. */
+const ParentsCursor = z.object({ page: z.number().int().nonnegative(), gone: z.array(z.string().regex(/^\d+$/)) });
+type ParentsCursor = z.infer<typeof ParentsCursor>;
+
+function readCursor(cursor: string | null): ParentsCursor {
+  return cursor === null ? { page: 0, gone: [] } : ParentsCursor.parse(JSON.parse(cursor));
+}
+
+const emptyPage = (): FetchedPage => ({ endpoint: 'POST /v3/tweet-info-bulk', tweets: [], users: [], nextCursor: null, quarantined: [], itemCount: 0 });
+
+export const conversationParentsSlice: SliceHandler<ConversationsJobParams> = {
+  kind: 'conversation-parents',
+  params: ConversationsJobParams,
+  async fetchPage(p, cursor, ctx) {
+    if (!ctx.db) throw new Error('the conversation-parents walk reads Postgres: its SliceContext needs db');
+    const at = readCursor(cursor);
+    // One more than a batch: whether this level goes on past this page.
+    const missing = await missingParents(ctx.db, p.sourceJobId, at.gone, BULK_SIZE + 1);
+    // Nothing missing (another job stored them since the last page): the walk ends without a request.
+    if (missing.length === 0) return emptyPage();
+    const batch = missing.slice(0, BULK_SIZE);
+    const page = await ctx.client.tweetInfoBulk(batch, { priority: ctx.priority, jobId: ctx.jobId, signal: ctx.signal });
+    const returned = new Set(page.items.map((t) => t.id));
+    const gone = [...at.gone, ...batch.filter((id) => !returned.has(id))];
+    // The next level: parents of what this page brought that are neither stored nor asked for.
+    const parents = [...new Set(page.items.flatMap((t) => (t.inReplyToTweetId === null ? [] : [t.inReplyToTweetId])))];
+    const stored = await storedTweetIds(ctx.db, parents);
+    const goneSet = new Set(gone);
+    const more = missing.length > BULK_SIZE || parents.some((id) => !stored.has(id) && !returned.has(id) && !goneSet.has(id));
+    return {
+      endpoint: 'POST /v3/tweet-info-bulk',
+      tweets: page.items,
+      users: [],
+      nextCursor: more ? JSON.stringify({ page: at.page + 1, gone } satisfies ParentsCursor) : null,
+      quarantined: page.quarantined,
+      itemCount: page.items.length + page.quarantined.length,
+    };
+  },
+  afterPage(_p, page) {
+    return page.itemCount === 0 ? { note: 'no missing parent was returned (deleted or protected)' } : {};
+  },
+};
+
+/** Pure: the parents walk, then each root's two reply walks (as a `replies` job plans them). */
+export function planConversations(p: ConversationsJobParams, roots: readonly string[]): SliceSpec[] {
+  return [
+    { kind: conversationParentsSlice.kind, params: { sourceJobId: p.sourceJobId } },
+    ...roots.flatMap((tweetId) => [
+      { kind: 'comments', params: { tweetId } },
+      { kind: 'search', params: { query: `conversation_id:${tweetId}`, order: 'latest' } },
+    ]),
+  ];
+}
+
+export interface ConversationsEstimate {
+  /** Parents missing one level up (each further level is known only once this one is fetched). */
+  missingParents: number;
+  roots: number;
+  /** At least: a request per 100 missing parents, plus each root's two reply walks' first pages. */
+  requests: number;
+}
+
+/** Counted in Postgres: no request. A lower bound: further levels and further reply pages add to it. */
+export async function estimateConversations(db: Queryable, params: ConversationsJobParams): Promise<ConversationsEstimate> {
+  const p = ConversationsJobParams.parse(params);
+  const missing = await missingParents(db, p.sourceJobId, [], 1_000_000);
+  const roots = await conversationRoots(db, p.sourceJobId);
+  return { missingParents: missing.length, roots: roots.length, requests: Math.ceil(missing.length / BULK_SIZE) + 2 * roots.length };
+}
+
+export interface ConversationsSubmitDeps {
+  pool: Pool;
+  queues: HarvestQueues;
+  budgets: { setBudget(jobId: string, maxRequests: number): Promise<number> };
+}
+
+/**
+ * Records the job and its slices in one transaction (Postgres first: if the enqueue fails,
+ * reconcile finds them), then sets the exact budget and queues the slices.
+ */
+export async function submitConversations(
+  deps: ConversationsSubmitDeps,
+  input: { params: unknown; maxRequests?: number },
+): Promise<{ jobId: string; slices: number; roots: number }> {
+  const params = ConversationsJobParams.parse(input.params);
+  const { id, sliceIds, roots } = await withTransaction(deps.pool, async (client) => {
+    const rootIds = await conversationRoots(client, params.sourceJobId);
+    const created = await createJob(client, {
+      kind: conversationsJob.kind,
+      params,
+      priority: conversationsJob.priority,
+      maxRequests: input.maxRequests ?? null,
+    });
+    return { id: created, sliceIds: await createSlices(client, created, planConversations(params, rootIds)), roots: rootIds.length };
+  });
+  if (input.maxRequests !== undefined) await deps.budgets.setBudget(id, input.maxRequests);
+  for (const sliceId of sliceIds) await deps.queues.enqueueSlice(conversationsJob.priority, { jobId: id, sliceId });
+  return { jobId: id, slices: sliceIds.length, roots };
+}
