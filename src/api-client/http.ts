@@ -8,7 +8,7 @@
  * attempt, headers and body, must finish within `deadlineMs` (undici's own time-outs are per
  * idle gap, so a server trickling one byte every few seconds would otherwise hold a slot forever).
  */
-import { Pool, type Dispatcher } from 'undici';
+import { Pool, request as undiciRequest, type Dispatcher } from 'undici';
 import { parseBaseUrl } from '../config.ts';
 import { AbortedError } from '../errors.ts';
 import { InvalidResponseError, TransientError } from './errors.ts';
@@ -175,4 +175,24 @@ export function createHttpClient(options: HttpOptions): HttpClient {
   }
 
   return { send, close };
+}
+
+/**
+ * One JSON POST to a webhook (notifications): no key, no redirects followed, the whole exchange
+ * bounded by `deadlineMs`, the body read and dropped. Answers the status; a transport failure or
+ * the deadline throws. Callers retry (src/jobs/notify.ts); nothing here does.
+ */
+export async function postJson(url: string, body: unknown, options: { deadlineMs: number; signal?: AbortSignal }): Promise<number> {
+  const deadline = AbortSignal.timeout(options.deadlineMs);
+  const signal = options.signal ? AbortSignal.any([options.signal, deadline]) : deadline;
+  const response = await undiciRequest(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'user-agent': 'harvest-notify' },
+    body: JSON.stringify(body),
+    signal,
+    headersTimeout: options.deadlineMs,
+    bodyTimeout: options.deadlineMs,
+  });
+  await response.body.dump();
+  return response.statusCode;
 }

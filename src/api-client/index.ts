@@ -21,7 +21,7 @@ export { InputError } from '../errors.ts';
 export type { Page, Quarantined } from './page.ts';
 export type { CommentCheck, DatedUser, KeyUsage, QuoteCheck, ScoredUser, Space } from './results.ts';
 export { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry.ts';
-export { DEFAULT_DEADLINE_MS, DEFAULT_MAX_RESPONSE_BYTES } from './http.ts';
+export { DEFAULT_DEADLINE_MS, DEFAULT_MAX_RESPONSE_BYTES, postJson } from './http.ts';
 export { createStaticGate } from './static-gate.ts';
 export { parseTimestamp } from './timestamps.ts';
 export type { V2Client } from './v2.ts';
