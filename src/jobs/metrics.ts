@@ -183,9 +183,16 @@ export interface MetricsServer {
  * Serves GET /metrics. Binds loopback unless told otherwise: pass host '0.0.0.0' where a
  * Prometheus in another container or machine scrapes it.
  */
-export async function startMetricsServer(port: number, metrics: HarvestMetrics, host = '127.0.0.1'): Promise<MetricsServer> {
+export async function startMetricsServer(
+  port: number,
+  metrics: HarvestMetrics,
+  host = '127.0.0.1',
+  /** Other routes served beside /metrics (the dashboard); resolves false for a path it does not serve. */
+  other?: (req: IncomingMessage, res: ServerResponse) => Promise<boolean>,
+): Promise<MetricsServer> {
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const path = (req.url ?? '/').split('?')[0];
+    if (path !== '/metrics' && other && (await other(req, res))) return;
     if (path !== '/metrics') {
       res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('not found; metrics are at /metrics\n');
       return;
