@@ -1,6 +1,7 @@
 /** migrate, worker, status, pause/resume/cancel and quota. */
 import type { Command } from 'commander';
 import { requireApiKeys } from '../../config.ts';
+import { createDashboardHandler, isLoopbackHost, type DashboardHandler } from '../../dashboard/server.ts';
 import { controlJob } from '../../jobs/control.ts';
 import { Harvester } from '../../jobs/harvester.ts';
 import { HarvestMetrics, startMetricsServer } from '../../jobs/metrics.ts';
@@ -46,7 +47,7 @@ export function registerOperateCommands(program: Command, state: CliState): void
     .command('worker')
     .description('run workers until SIGINT/SIGTERM, then stop gracefully')
     .option('--concurrency <n>', 'backfill slices walked at once by this process', '16')
-    .option('--metrics-port <n>', 'serve Prometheus metrics on this port (0: any free port)')
+    .option('--metrics-port <n>', 'serve Prometheus metrics at /metrics on this port, and the dashboard at / on loopback (0: any free port)')
     .option('--metrics-host <host>', 'address the metrics server listens on', '127.0.0.1')
     .action(async (o: { concurrency: string; metricsPort?: string; metricsHost: string }) => {
       const concurrency = parseConcurrency(o.concurrency);
@@ -61,20 +62,25 @@ export function registerOperateCommands(program: Command, state: CliState): void
             ...(metrics ? { onPage: (p: Parameters<HarvestMetrics['observePage']>[0]) => metrics.observePage(p) } : {}),
           });
           let server: Awaited<ReturnType<typeof startMetricsServer>> | null = null;
+          let dashboard: DashboardHandler | null = null;
           if (metrics && metricsPort !== undefined) {
             metrics.bindCollectors({
               keyStates: () => services.gate.keyStates(),
               jobCounts: () => jobCountsByStatus(services.pool),
               sliceLagSeconds: () => oldestRunnableSliceAgeSeconds(services.pool),
             });
-            server = await startMetricsServer(metricsPort, metrics, o.metricsHost);
-            runtime.logger.info({ port: server.port }, 'metrics at /metrics');
+            // The dashboard has no login: beside /metrics only on loopback (`harvest dashboard
+            // --allow-remote` serves it further on purpose).
+            dashboard = isLoopbackHost(o.metricsHost) ? createDashboardHandler(services, { logger: runtime.logger }) : null;
+            server = await startMetricsServer(metricsPort, metrics, o.metricsHost, dashboard ? (req, res) => dashboard!.handle(req, res) : undefined);
+            runtime.logger.info({ port: server.port, dashboard: dashboard ? '/' : 'not on a non-loopback host' }, 'metrics at /metrics');
           }
           await harvester.start();
           runtime.logger.info({ concurrency, keys: services.config.apiKeys.map((k) => k.fingerprint) }, 'worker started');
           await new Promise<void>((resolve) => onShutdownSignal(() => resolve()));
           runtime.logger.info('stopping: in-flight pages commit first');
           await harvester.stop();
+          await dashboard?.close();
           await server?.close();
         },
         metrics ? { onAttempt: (a) => metrics.observeAttempt(a) } : {},
