@@ -1,0 +1,169 @@
+/**
+ * Group commit: several pages in ONE transaction, each guarded on its own slice cursor and lease
+ * (ARCHITECTURE invariant 1 allows it): a stale page drops out alone, a bad row fails only its
+ * page, a tweet two pages share is new to the job once, and the committer batches pages that are
+ * ready together.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { commitPage, commitPages, type PageCommit } from '../../src/store/commit-page.ts';
+import { StaleSliceError } from '../../src/store/errors.ts';
+import { GroupCommitter } from '../../src/store/group-commit.ts';
+import { createJob, createSlices, getJob } from '../../src/store/jobs.ts';
+import { getSlice } from '../helpers/store-rows.ts';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
+import { makeTweet, makeUser } from './fixtures.ts';
+
+let db: TestDatabase;
+let seq = 0;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+});
+afterAll(async () => {
+  await db?.drop();
+});
+
+function id(base = '1810000000000000000'): string {
+  seq += 1;
+  return (BigInt(base) + BigInt(seq) * 1000n).toString();
+}
+
+async function newSlices(count: number): Promise<{ jobId: string; sliceIds: string[] }> {
+  const jobId = await createJob(db.pool, { kind: 'search', params: { query: 'x' } });
+  const sliceIds = await createSlices(db.pool, jobId, Array.from({ length: count }, (_, i) => ({ kind: 'search-window', params: { i } })));
+  return { jobId, sliceIds };
+}
+
+function page(jobId: string, sliceId: string, overrides: Partial<PageCommit>): PageCommit {
+  return { jobId, sliceId, expectedCursor: null, nextCursor: 'c1', sliceDone: false, tweets: [], users: [], emptyPage: false, ...overrides };
+}
+
+async function storedTweets(ids: string[]): Promise<number> {
+  const { rows } = await db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM tweets WHERE id = ANY($1::bigint[])', [ids]);
+  return rows[0]!.n;
+}
+
+/** The transaction that last wrote each slice row (xmin): one value means one transaction. */
+async function writers(sliceIds: string[]): Promise<Set<string>> {
+  const { rows } = await db.pool.query<{ x: string }>('SELECT xmin::text AS x FROM job_slices WHERE id = ANY($1::bigint[])', [sliceIds]);
+  return new Set(rows.map((r) => r.x));
+}
+
+describe('commitPages (group commit)', () => {
+  it('commits pages of several slices and jobs in one transaction, each with its own cursor and counters', async () => {
+    const a = await newSlices(2);
+    const b = await newSlices(1);
+    const author = makeUser(id('100'));
+    const pages = [
+      page(a.jobId, a.sliceIds[0]!, { tweets: [makeTweet(id(), author), makeTweet(id(), author)], nextCursor: 'a0' }),
+      page(b.jobId, b.sliceIds[0]!, { tweets: [makeTweet(id(), author)], nextCursor: 'b0' }),
+      page(a.jobId, a.sliceIds[1]!, { tweets: [makeTweet(id(), author)], nextCursor: 'a1' }),
+    ];
+    const outcomes = await commitPages(db.pool, pages);
+    expect(outcomes.map((o) => o.ok && o.result.newTweets)).toEqual([2, 1, 1]);
+    expect((await writers([...a.sliceIds, ...b.sliceIds])).size).toBe(1);
+    expect(await getSlice(db.pool, a.sliceIds[0]!)).toMatchObject({ cursor: 'a0', pages: 1 });
+    expect(await getSlice(db.pool, a.sliceIds[1]!)).toMatchObject({ cursor: 'a1', pages: 1 });
+    expect(await getSlice(db.pool, b.sliceIds[0]!)).toMatchObject({ cursor: 'b0', pages: 1 });
+    expect(await getJob(db.pool, a.jobId)).toMatchObject({ pages: 2, tweets: 3, users: 1 });
+    expect(await getJob(db.pool, b.jobId)).toMatchObject({ pages: 1, tweets: 1, users: 1 });
+  });
+
+  it('drops a stale page alone: the rest of its batch commits, the stale page writes nothing', async () => {
+    const s = await newSlices(3);
+    await commitPage(db.pool, page(s.jobId, s.sliceIds[1]!, { nextCursor: 'moved' }));
+    const author = makeUser(id('200'));
+    const staleTweet = makeTweet(id(), author);
+    const fresh = [makeTweet(id(), author), makeTweet(id(), author)];
+    const outcomes = await commitPages(db.pool, [
+      page(s.jobId, s.sliceIds[0]!, { tweets: [fresh[0]!], nextCursor: 'x0' }),
+      // fetched at the cursor before 'moved': another walk committed since
+      page(s.jobId, s.sliceIds[1]!, { tweets: [staleTweet], nextCursor: 'x1' }),
+      page(s.jobId, s.sliceIds[2]!, { tweets: [fresh[1]!], nextCursor: 'x2' }),
+    ]);
+    expect(outcomes[0]!.ok).toBe(true);
+    expect(outcomes[1]!.ok).toBe(false);
+    expect(!outcomes[1]!.ok && outcomes[1]!.error).toBeInstanceOf(StaleSliceError);
+    expect(outcomes[2]!.ok).toBe(true);
+    expect(await storedTweets(fresh.map((t) => t.id))).toBe(2);
+    expect(await storedTweets([staleTweet.id])).toBe(0);
+    expect(await getSlice(db.pool, s.sliceIds[1]!)).toMatchObject({ cursor: 'moved', pages: 1 });
+    expect(await getSlice(db.pool, s.sliceIds[2]!)).toMatchObject({ cursor: 'x2' });
+  });
+
+  it('a lease held by another walk makes only that page stale', async () => {
+    const s = await newSlices(2);
+    await db.pool.query(`UPDATE job_slices SET lease = 'newer', status = 'running' WHERE id = $1::bigint`, [s.sliceIds[0]]);
+    const outcomes = await commitPages(db.pool, [
+      page(s.jobId, s.sliceIds[0]!, { lease: 'older', nextCursor: 'l0' }),
+      page(s.jobId, s.sliceIds[1]!, { nextCursor: 'l1' }),
+    ]);
+    expect(outcomes.map((o) => o.ok)).toEqual([false, true]);
+    expect(await getSlice(db.pool, s.sliceIds[0]!)).toMatchObject({ cursor: null, pages: 0 });
+  });
+
+  it('a page whose rows break the statement fails alone; the others commit', async () => {
+    const s = await newSlices(3);
+    const author = makeUser(id('300'));
+    const good = [makeTweet(id(), author), makeTweet(id(), author)];
+    const outcomes = await commitPages(db.pool, [
+      page(s.jobId, s.sliceIds[0]!, { tweets: [good[0]!], nextCursor: 'g0' }),
+      page(s.jobId, s.sliceIds[1]!, { tweets: [makeTweet('not-an-id', author)], nextCursor: 'bad' }),
+      page(s.jobId, s.sliceIds[2]!, { tweets: [good[1]!], nextCursor: 'g2' }),
+    ]);
+    expect(outcomes.map((o) => o.ok)).toEqual([true, false, true]);
+    expect(await storedTweets(good.map((t) => t.id))).toBe(2);
+    expect(await getSlice(db.pool, s.sliceIds[1]!)).toMatchObject({ cursor: null, pages: 0 });
+    expect(await getJob(db.pool, s.jobId)).toMatchObject({ pages: 2, tweets: 2 });
+  });
+
+  it('a tweet two pages of one job share is new once, credited to the first page', async () => {
+    const s = await newSlices(2);
+    const author = makeUser(id('400'));
+    const shared = makeTweet(id(), author);
+    const outcomes = await commitPages(db.pool, [
+      page(s.jobId, s.sliceIds[0]!, { tweets: [shared, makeTweet(id(), author)] }),
+      page(s.jobId, s.sliceIds[1]!, { tweets: [shared] }),
+    ]);
+    expect(outcomes.map((o) => o.ok && o.result.newTweets)).toEqual([2, 0]);
+    expect(outcomes.map((o) => o.ok && o.result.stalePages)).toEqual([0, 1]);
+    expect(await getJob(db.pool, s.jobId)).toMatchObject({ tweets: 2, users: 1 });
+  });
+
+  it('two pages of the same slice go in separate transactions: the second is stale', async () => {
+    const s = await newSlices(1);
+    const outcomes = await commitPages(db.pool, [
+      page(s.jobId, s.sliceIds[0]!, { nextCursor: 'first' }),
+      page(s.jobId, s.sliceIds[0]!, { nextCursor: 'second' }),
+    ]);
+    expect(outcomes.map((o) => o.ok)).toEqual([true, false]);
+    expect(await getSlice(db.pool, s.sliceIds[0]!)).toMatchObject({ cursor: 'first', pages: 1 });
+  });
+});
+
+describe('GroupCommitter', () => {
+  it('commits pages handed to it together in one transaction and answers each caller', async () => {
+    const s = await newSlices(6);
+    const committer = new GroupCommitter(db.pool, { maxInFlight: 1 });
+    const author = makeUser(id('500'));
+    const results = await Promise.all(
+      s.sliceIds.map((sliceId, i) => committer.commit(page(s.jobId, sliceId, { tweets: [makeTweet(id(), author)], nextCursor: `g${i}` }))),
+    );
+    expect(results.map((r) => r.newTweets)).toEqual([1, 1, 1, 1, 1, 1]);
+    expect(committer.stats).toEqual({ batches: 1, pages: 6 });
+    expect((await writers(s.sliceIds)).size).toBe(1);
+  });
+
+  it('rejects only the stale caller', async () => {
+    const s = await newSlices(2);
+    await commitPage(db.pool, page(s.jobId, s.sliceIds[0]!, { nextCursor: 'ahead' }));
+    const committer = new GroupCommitter(db.pool);
+    const [stale, ok] = await Promise.allSettled([
+      committer.commit(page(s.jobId, s.sliceIds[0]!, { nextCursor: 'late' })),
+      committer.commit(page(s.jobId, s.sliceIds[1]!, { nextCursor: 'fine' })),
+    ]);
+    expect(stale.status).toBe('rejected');
+    expect(stale.status === 'rejected' && stale.reason).toBeInstanceOf(StaleSliceError);
+    expect(ok.status).toBe('fulfilled');
+  });
+});
