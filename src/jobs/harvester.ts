@@ -16,6 +16,8 @@ import { failSlice, runSlice } from './slice-runner.ts';
 import { targetParallelism } from './time-slices.ts';
 import { runWatchTick } from './watch.ts';
 import { recentLatencyMs } from '../store/job-status.ts';
+import { recordKeyQuota } from '../store/outbox.ts';
+import { NotifyLoop } from './notify.ts';
 
 export interface HarvesterOptions {
   /** Backfill slices walked at once by this process. */
@@ -62,6 +64,7 @@ export class Harvester {
   /** Start times (performance.now) of the slice runs in flight in this process. */
   readonly #runs = new Set<{ startedAt: number }>();
   #recovery: Promise<void> | null = null;
+  #notify: NotifyLoop | null = null;
 
   constructor(services: Services, options: HarvesterOptions) {
     this.#services = services;
@@ -131,6 +134,9 @@ export class Harvester {
       this.#timers.push(t);
     };
     every(30_000, () => this.#refreshParallelism());
+    // Notifications go out on a loop of their own: a dead webhook never slows a page.
+    this.#notify = new NotifyLoop({ pool: s.pool, logger: s.logger, targets: s.config.notifyUrls, stalledAfterMs: s.config.stalledAfterMs });
+    this.#notify.start();
     every(this.#options.reconcileMs ?? DEFAULT_RECONCILE_MS, () => this.#periodicReconcile());
     if (s.config.apiKeys.length > 0) every(this.#options.quotaSyncMs ?? 10 * 60_000, () => this.syncQuota());
   }
@@ -141,6 +147,12 @@ export class Harvester {
     const results = await s.gate.syncQuota(usageSource(s.client, s.gate));
     for (const r of results) {
       if (r.error === null) s.logger.info({ fingerprint: r.fingerprint, remaining: r.remaining }, 'quota synced');
+      // What the worker learned of the key, and a quota.low event when it crossed 20% or 10%.
+      if (r.error === null && r.remaining !== null) {
+        await recordKeyQuota(s.pool, { fingerprint: r.fingerprint, remaining: r.remaining, validUntil: r.validUntil }).catch((e: unknown) =>
+          s.logger.warn({ err: e }, 'recording the quota level failed'),
+        );
+      }
     }
     return results;
   }
@@ -218,6 +230,8 @@ export class Harvester {
     this.#timers = [];
     for (const c of this.#cleanups.splice(0)) c();
     this.#abort.abort();
+    await this.#notify?.stop();
+    this.#notify = null;
     await this.#workers?.close();
     this.#workers = null;
     await this.#recovery;

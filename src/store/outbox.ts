@@ -140,6 +140,15 @@ export async function markFailed(db: Queryable, target: string, outboxId: string
   );
 }
 
+/** Gives a claimed event back untried: due again after `retryInMs`, its attempts unchanged. */
+export async function releaseEvent(db: Queryable, target: string, outboxId: string, retryInMs: number): Promise<void> {
+  await db.query(
+    `UPDATE outbox_deliveries SET next_attempt_at = now() + make_interval(secs => $3::float8 / 1000)
+      WHERE outbox_id = $1::bigint AND target = $2 AND delivered_at IS NULL`,
+    [outboxId, target, retryInMs],
+  );
+}
+
 /** Deletes events past EVENT_MAX_AGE_MS (their deliveries go with them). */
 export async function pruneEvents(db: Queryable): Promise<number> {
   const { rowCount } = await db.query(`DELETE FROM outbox WHERE created_at < now() - make_interval(secs => $1::float8 / 1000)`, [
