@@ -18,6 +18,7 @@ import { runWatchTick } from './watch.ts';
 import { recentLatencyMs } from '../store/job-status.ts';
 import { recordKeyQuota } from '../store/outbox.ts';
 import { NotifyLoop } from './notify.ts';
+import { GroupCommitter } from '../store/group-commit.ts';
 
 export interface HarvesterOptions {
   /** Backfill slices walked at once by this process. */
@@ -84,8 +85,11 @@ export class Harvester {
     s.logger.info(restored, 'reconciled the queue with Postgres');
     // Seed each key's quota before the first grant (one request per key); a failure only logs.
     if (s.config.apiKeys.length > 0) await this.syncQuota().catch((e: unknown) => s.logger.warn({ err: e }, 'quota sync failed'));
+    // Pages of this process that are ready together commit in one transaction (group commit).
+    const committer = new GroupCommitter(s.pool);
     const deps = {
       pool: s.pool,
+      commit: (page: Parameters<GroupCommitter['commit']>[0]) => committer.commit(page),
       client: s.client,
       logger: s.logger,
       signal: this.#abort.signal,

@@ -67,6 +67,13 @@ export interface SliceHandler<P = unknown> {
   fetchPage(params: P, cursor: string | null, ctx: SliceContext): Promise<FetchedPage>;
   /** Pure: stop, note or split after this page. `firstPage`: the walk's first page (no cursor). */
   afterPage?(params: P, page: FetchedPage, info: { firstPage: boolean }): PageVerdict;
+  /**
+   * Pure: how to hand half of what another walking slice still has to walk to a new slice, from
+   * what it committed so far (pages, newest and oldest page tweet ids); with `remainingPages`, the
+   * estimate the runner compares slices by. Undefined: not worth a split. The runner calls it when
+   * one of the job's slices ends while the job walks fewer slices than its target.
+   */
+  splitRemainder?(params: P, progress: { pages: number; newestId: string | null; oldestId: string | null }): (SplitProposal & { remainingPages: number }) | undefined;
 }
 
 export interface SliceSpec {

@@ -17,12 +17,13 @@ import type { RequestPriority } from '../api-client/gate.ts';
 import { AppError, ErrorCode, InputError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { AttemptRecord } from '../api-client/index.ts';
-import { commitPage } from '../store/commit-page.ts';
+import { commitPage, type CommitResult, type PageCommit } from '../store/commit-page.ts';
 import { recordRequests } from '../store/jobs.ts';
 import type { Pool } from '../store/db.ts';
 import { isLiveJobStatus, SliceStatus } from '../store/states.ts';
 import { sleep } from '../sleep.ts';
 import { recordJobEnd, recordSliceEnd, SliceEndReason } from '../store/slice-ends.ts';
+import { walkingSlices } from '../store/slice-remainders.ts';
 import { finishFailedPass } from '../store/watches.ts';
 import {
   activeSliceCount,
@@ -68,6 +69,11 @@ export interface SliceRunnerDeps {
   onCycle?(ms: number): void;
   /** Called when a split created a new slice that must be queued. */
   onSplit(jobId: string, sliceId: string, priority: RequestPriority): Promise<void>;
+  /**
+   * Commits a page with its cursor; the worker passes its GroupCommitter (pages ready together
+   * share one transaction). Default: commitPage, one transaction per page.
+   */
+  commit?(page: PageCommit): Promise<CommitResult>;
 }
 
 export function cursorHash(cursor: string): string {
@@ -187,7 +193,8 @@ async function commitAndDecide(
   if (done) await recordSliceEnd(deps.pool, slice.id, endReason);
   let result;
   try {
-    result = await commitPage(deps.pool, {
+    const commit = deps.commit ?? ((p: PageCommit) => commitPage(deps.pool, p));
+    result = await commit({
       jobId: slice.jobId,
       sliceId: slice.id,
       expectedCursor: slice.cursor,
@@ -245,6 +252,7 @@ async function commitAndDecide(
       lease,
       ...(notes.length > 0 ? { note: `slice ${slice.id}: ${notes.join('; ')}` } : {}),
     });
+    await refill(slice, deps, log);
     return { kind: 'stop', outcome: { kind: 'done' } };
   }
   // A walk that keeps paging without bringing anything new (a service that cycles through
@@ -267,6 +275,47 @@ async function commitAndDecide(
   }
   if (verdict.split) await split(slice, verdict.split, deps, log);
   return { kind: 'continue' };
+}
+
+/**
+ * A slice ended: while the job walks fewer slices than its target, split the largest remainder of
+ * its other walking slices, so the parallelism (and the rate) holds to the job's last pages instead
+ * of trailing off as slices end one by one. The walking slice picks up its new bound from its
+ * params on its next page (splitSlice is guarded on the bound it had, so a split of its own in
+ * between wins and this one is dropped). Best effort: a failure only logs.
+ */
+async function refill(ended: SliceForRun, deps: SliceRunnerDeps, log: Logger): Promise<void> {
+  try {
+    if (!isLiveJobStatus(ended.job.status)) return;
+    const walking = await walkingSlices(deps.pool, ended.jobId);
+    if (walking.length >= deps.targetParallelism()) return;
+    let best: { id: string; proposal: SplitProposal; remainingPages: number } | null = null;
+    for (const w of walking) {
+      let handler: SliceHandler<unknown>;
+      try {
+        handler = sliceHandler(w.kind);
+      } catch {
+        continue;
+      }
+      if (!handler.splitRemainder) continue;
+      const parsed = handler.params.safeParse(w.params);
+      if (!parsed.success) continue;
+      const proposal = handler.splitRemainder(parsed.data, { pages: w.pages, newestId: w.newestTweetId, oldestId: w.oldestTweetId });
+      if (proposal && (best === null || proposal.remainingPages > best.remainingPages)) {
+        const { remainingPages, ...split } = proposal;
+        best = { id: w.id, proposal: split, remainingPages };
+      }
+    }
+    if (best === null) return;
+    const { remainingPages } = best;
+    const child = await splitSlice(deps.pool, { sliceId: best.id, jobId: ended.jobId, ...best.proposal });
+    if (child) {
+      log.info({ split: best.id, child, remainingPages: Math.round(remainingPages) }, 'a slice ended: split the largest remainder');
+      await deps.onSplit(ended.jobId, child, ended.job.priority);
+    }
+  } catch (error) {
+    log.warn({ err: error }, 'could not split a remainder after a slice ended');
+  }
 }
 
 /** Carries out a handler's split proposal when the job walks fewer slices than its target. */

@@ -1,7 +1,8 @@
 /**
- * Search backfill. A query over [since, until) is cut into a few time slices (exact id ranges,
- * see time-slices.ts) that walk in parallel; a slice that turns out dense hands the older half of
- * its remainder to a new slice until the job walks rate × latency slices at once. Without --since
+ * Search backfill. A query over [since, until) is cut into rate × latency time slices (exact id
+ * ranges, see time-slices.ts) that walk in parallel; whenever the job walks fewer (a slice ended),
+ * a dense slice hands the older half of its remainder to a new slice, and the runner splits the
+ * largest remainder of the job, so parallelism holds to the last pages. Without --since
  * the range has no known start: one slice walks newest-first until the service ends the walk,
  * --max-tweets or --max-requests.
  *
@@ -15,7 +16,7 @@ import { InputError } from '../../errors.ts';
 import { createWatch, watchIdentity } from '../../store/watches.ts';
 import type { JobKind, PageVerdict, SliceHandler, SliceSpec } from '../kind.ts';
 import { checkSearchQuery, withOperators } from '../search-query.ts';
-import { rangeOperators, splitPoint, splitRange, targetParallelism } from '../time-slices.ts';
+import { msOfId, rangeOperators, splitPoint, splitRange, targetParallelism } from '../time-slices.ts';
 import { maxTweetsStop } from './max-tweets.ts';
 import { newestMs, oldestMs, tweetPage } from './pages.ts';
 import { handoffWatermark } from './watch-handoff.ts';
@@ -94,9 +95,11 @@ export const searchJob: JobKind<SearchJobParams> = {
     // A watch without --since has no backfill: its first pass (started by submitJob) reads back.
     if (!params.since && params.everySeconds !== undefined) return [];
     if (!params.since) return [{ kind: 'search', params: { ...base, untilMs } }];
-    // Start with a quarter of the target parallelism: a sparse query then costs a few requests,
-    // and a dense one reaches the target within two pages as slices split (slice-runner).
-    const initial = Math.ceil(targetParallelism(ctx.pooledRate, ctx.latencyMs) / 4);
+    // Start at the target parallelism: the keys are busy from the first second (a quarter of it
+    // cost ~20% of a short job's rate in the ramp). A sparse query pays one partial page per slice
+    // more; when a slice ends, the runner splits the largest remainder (splitRemainder), so the
+    // parallelism holds to the last pages.
+    const initial = targetParallelism(ctx.pooledRate, ctx.latencyMs);
     const ranges = splitRange({ sinceMs: dayMs(params.since), untilMs }, initial);
     return ranges.map((r) => ({ kind: 'search', params: { ...base, sinceMs: r.sinceMs, untilMs: r.untilMs } }));
   },
@@ -152,6 +155,21 @@ export const searchSlice: SliceHandler<SearchSliceParams> = {
     const split = proposeSplit(p, page.tweets);
     if (split) verdict.split = split;
     return verdict;
+  },
+  splitRemainder(p, progress) {
+    if (p.pass !== undefined || p.order !== 'latest' || p.sinceMs === undefined) return undefined;
+    if (progress.pages < 1 || progress.oldestId === null || progress.newestId === null) return undefined;
+    const oldest = msOfId(progress.oldestId);
+    const floor = Math.max(p.sinceMs, p.stopBelowMs ?? p.sinceMs);
+    // Time one page covered so far; a first page whose tweets share a millisecond says nothing.
+    const msPerPage = (msOfId(progress.newestId) - oldest) / progress.pages;
+    if (!(msPerPage > 0)) return undefined;
+    // Two pages or more left: the new slice's partial last page costs at most one request, and the
+    // tail of the job keeps its parallelism (issue 13: whole-job utilization).
+    const at = splitPoint(floor, oldest, msPerPage, 1);
+    if (at === null) return undefined;
+    const childParams: SearchSliceParams = { query: p.query, order: p.order, sinceMs: floor, untilMs: at };
+    return { stopBelowMs: at, previousStopBelowMs: p.stopBelowMs ?? null, childParams, remainingPages: (oldest - floor) / msPerPage };
   },
 };
 

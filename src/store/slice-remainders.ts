@@ -1,0 +1,25 @@
+/**
+ * What each walking slice of a job still has ahead of it, for the runner's refill: when a slice
+ * ends while others still have range left, the largest remainder is split so the job keeps its
+ * parallelism to the last pages (slice-runner, the kind's SliceHandler.splitRemainder).
+ */
+import type { Queryable } from './db.ts';
+
+export interface WalkingSlice {
+  id: string;
+  kind: string;
+  params: Record<string, unknown>;
+  pages: number;
+  /** Ids of the newest and oldest page tweets the slice committed (null before its first page). */
+  newestTweetId: string | null;
+  oldestTweetId: string | null;
+}
+
+export async function walkingSlices(db: Queryable, jobId: string): Promise<WalkingSlice[]> {
+  const { rows } = await db.query<{ id: string; kind: string; params: Record<string, unknown>; pages: number; newest: string | null; oldest: string | null }>(
+    `SELECT id::text, kind, params, pages::int, newest_tweet_id::text AS newest, oldest_tweet_id::text AS oldest
+       FROM job_slices WHERE job_id = $1::bigint AND status IN ('pending', 'running') ORDER BY id`,
+    [jobId],
+  );
+  return rows.map((r) => ({ id: r.id, kind: r.kind, params: r.params, pages: r.pages, newestTweetId: r.newest, oldestTweetId: r.oldest }));
+}
