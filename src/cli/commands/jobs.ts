@@ -2,18 +2,22 @@
  * The job commands: search, mentions, user, list, community, replies, hydrate. Each validates
  * every argument BEFORE touching Postgres or Redis (bad input enqueues nothing), creates the job,
  * prints its id on the first line, and with --wait works it to the end in this process.
+ * Every one takes --estimate (a probe through the shared gate; nothing queued) and --yes (the
+ * spending gate, confirm.ts: a job expected to cost more than HARVEST_CONFIRM_ABOVE requests).
  */
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { requireApiKeys } from '../../config.ts';
 import { InputError } from '../../errors.ts';
-import { estimateSearch } from '../../jobs/estimate.ts';
-import { checkCommunityJob, CommunityJobParams, estimateCommunity } from '../../jobs/kinds/community.ts';
+import { estimateHydrate, estimateList, estimateMentions, estimateReplies, estimateUser } from '../../jobs/estimate.ts';
+import { checkCommunityJob, CommunityJobParams } from '../../jobs/kinds/community.ts';
+import { MentionsJobParams } from '../../jobs/kinds/mentions.ts';
+import { UserJobParams } from '../../jobs/kinds/user.ts';
 import { checkSearchJob, SearchJobParams } from '../../jobs/kinds/search.ts';
 import { planContext } from '../../jobs/harvester.ts';
 import type { JobKindName } from '../../jobs/registry.ts';
 import { submitJob } from '../../jobs/submit.ts';
 import { targetParallelism } from '../../jobs/time-slices.ts';
+import { capped, confirmSpend, terminalIo } from '../confirm.ts';
 import { cliRuntime, withServices, type CliState } from '../context.ts';
 import {
   assertNoTimeOperators,
@@ -32,19 +36,22 @@ import {
   parseTweetRef,
   parseUserRef,
 } from '../inputs.ts';
-import { formatCount, formatDuration } from '../progress.ts';
-import { quotaLeft, waitForJob } from '../wait.ts';
+import { estimateLines, printCommunityEstimate, printJobEstimate, printSearchEstimate, searchSpend, watchSpend, type SpendOf } from '../job-costs.ts';
+import { waitForJob } from '../wait.ts';
 
 interface CommonOptions {
   wait?: boolean;
   maxRequests?: string;
   concurrency?: string;
+  yes?: boolean;
+  estimate?: boolean;
 }
 
 interface ParsedCommon {
   wait: boolean;
   maxRequests: number | undefined;
   concurrency: number | undefined;
+  yes: boolean;
 }
 
 function parseCommon(o: CommonOptions): ParsedCommon {
@@ -52,6 +59,7 @@ function parseCommon(o: CommonOptions): ParsedCommon {
     wait: o.wait === true,
     maxRequests: o.maxRequests === undefined ? undefined : parsePositiveInt(o.maxRequests, '--max-requests'),
     concurrency: o.concurrency === undefined ? undefined : parseConcurrency(o.concurrency),
+    yes: o.yes === true,
   };
 }
 
@@ -59,13 +67,23 @@ function withCommon(cmd: Command): Command {
   return cmd
     .option('--max-requests <n>', 'request budget: the job never spends more')
     .option('--wait', 'work the job in this process until it ends, showing progress')
-    .option('--concurrency <n>', 'with --wait: slices walked at once (default: rate × latency)');
+    .option('--concurrency <n>', 'with --wait: slices walked at once (default: rate × latency)')
+    .option('--yes', 'queue the job even if it is expected to spend more than HARVEST_CONFIRM_ABOVE requests');
 }
 
-/** Creates the job (validated params), prints its id first, then waits if asked. */
-async function run(state: CliState, kind: JobKindName, params: unknown, common: ParsedCommon): Promise<void> {
+const ESTIMATE = '--estimate';
+
+/**
+ * Creates the job (validated params), prints its id first, then waits if asked. Before it, the
+ * spending gate weighs `spend` (skipped with --yes, or when --max-requests is within the threshold).
+ */
+async function run(state: CliState, kind: JobKindName, params: unknown, common: ParsedCommon, spend?: SpendOf): Promise<void> {
   const runtime = cliRuntime(state, { quiet: true });
   await withServices(runtime, async (services) => {
+    const threshold = runtime.config.confirmAbove;
+    if (spend && !common.yes && !(common.maxRequests !== undefined && common.maxRequests <= threshold)) {
+      await confirmSpend(capped(await spend(services), common.maxRequests), { threshold, yes: false, io: terminalIo() });
+    }
     const ctx = await planContext(services);
     const { jobId, slices } = await submitJob(
       { pool: services.pool, queues: services.queues, budgets: services.gate, planContext: ctx },
@@ -79,41 +97,6 @@ async function run(state: CliState, kind: JobKindName, params: unknown, common: 
     }
     const concurrency = common.concurrency ?? targetParallelism(ctx.pooledRate, ctx.latencyMs);
     state.exitCode = await waitForJob(services, jobId, { concurrency });
-  });
-}
-
-async function printEstimate(state: CliState, params: SearchJobParams): Promise<void> {
-  const runtime = cliRuntime(state, { quiet: true });
-  requireApiKeys(runtime.config);
-  await withServices(runtime, async (services) => {
-    const ctx = await planContext(services);
-    const e = await estimateSearch(
-      { client: services.client, pooledRate: ctx.pooledRate, latencyMs: ctx.latencyMs, quotaLeft: () => quotaLeft(services) },
-      params,
-      ctx.now,
-    );
-    const n = (v: number | null) => (v === null ? 'unknown' : formatCount(v));
-    console.log(`tweets     ${e.tweets === null ? 'unbounded (no --since)' : `${e.exact ? '' : '~'}${n(e.tweets)}`}`);
-    console.log(`recent     ~${formatCount(e.tweetsPerDayRecent)} tweets/day near the newest`);
-    console.log(`requests   ${e.requests === null ? 'unknown' : `~${n(e.requests)} (${e.pageSize} a page, plus each slice's last page)`}`);
-    console.log(`time       ${e.seconds === null ? 'unknown' : `~${formatDuration(Math.ceil(e.seconds))} at ${e.pooledRate} req/s (all keys pooled)`}`);
-    console.log(`quota      ${e.quotaLeft === null ? 'left unknown (run `harvest quota`)' : `${n(e.quotaLeft)} left${e.quotaShare === null ? '' : `; this uses ${(e.quotaShare * 100).toFixed(1)}%`}`}`);
-    console.log(`probe      cost ${e.probeRequests} request${e.probeRequests === 1 ? "" : "s"}; nothing was queued`);
-  });
-}
-
-async function printCommunityEstimate(state: CliState, params: CommunityJobParams): Promise<void> {
-  const runtime = cliRuntime(state, { quiet: true });
-  requireApiKeys(runtime.config);
-  await withServices(runtime, async (services) => {
-    const e = await estimateCommunity(services.client, params);
-    const more = (c: { count: number; exact: boolean }) => (c.exact ? formatCount(c.count) : `more than ${formatCount(c.count)} (the walk goes on past the probe's page)`);
-    console.log(`tweets     ${more(e.tweets)}`);
-    console.log(`members    ${e.members === null ? 'not walked (--query)' : more(e.members)}`);
-    console.log(`recent     ${e.tweetsPerDayRecent === null ? 'unknown' : `~${formatCount(e.tweetsPerDayRecent)} tweets/day near the newest`}`);
-    console.log(`requests   ${e.requests === null ? 'unknown: no endpoint tells a community\'s size; --max-requests bounds the job' : formatCount(e.requests)}`);
-    if (e.watchRequestsPerDay !== null) console.log(`watch      ~${formatCount(e.watchRequestsPerDay)} requests/day (one per pass, plus a page per 20 new tweets)`);
-    console.log(`probe      cost ${e.probeRequests} request${e.probeRequests === 1 ? '' : 's'}; nothing was queued`);
   });
 }
 
@@ -141,7 +124,7 @@ export function registerJobCommands(program: Command, state: CliState): void {
       .option('--until <date>', 'last day, YYYY-MM-DD (exclusive)')
       .option('--max-tweets <n>', 'stop after about this many tweets (page granularity)')
       .option('--every <interval>', 'keyword watch: a pass every interval (e.g. 10m), newest first, down to the last pass; with --since after a backfill of [since, now)')
-      .option('--estimate', 'estimate tweets, requests, quota share and time from a 4-request probe; enqueue nothing'),
+      .option(ESTIMATE, 'estimate tweets, requests, quota share and time from a 4-request probe (with --every: a pass\'s and a month\'s requests); enqueue nothing'),
   ).action(async (query: string, o: CommonOptions & { order: string; since?: string; until?: string; maxTweets?: string; every?: string; estimate?: boolean }) => {
     const q = parseSearchQuery(query);
     const order = parseOrder(o.order);
@@ -152,8 +135,9 @@ export function registerJobCommands(program: Command, state: CliState): void {
     const everySeconds = o.every === undefined ? undefined : parseEvery(o.every);
     const params = { query: q, order, since: range.since?.value, until: range.until?.value, maxTweets, everySeconds };
     if (everySeconds !== undefined) checkSearchJob(params);
-    if (o.estimate) await printEstimate(state, SearchJobParams.parse({ ...params, everySeconds: undefined }));
-    else await run(state, 'search', params, common);
+    const backfill = SearchJobParams.parse({ ...params, everySeconds: undefined });
+    if (o.estimate) await printSearchEstimate(state, backfill, everySeconds);
+    else await run(state, 'search', params, common, searchSpend(backfill, everySeconds));
   });
 
   withCommon(
@@ -166,7 +150,8 @@ export function registerJobCommands(program: Command, state: CliState): void {
       .option('--min-retweets <n>', 'only tweets with at least n retweets')
       .option('--min-replies <n>', 'only tweets with at least n replies')
       .option('--since <date>', 'how far back the first pass reads, YYYY-MM-DD (default: 7 days); with --every, [since, now) is backfilled in parallel first')
-      .option('--full', 'read back to --since (or 7 days) again, whatever earlier passes of this handle and filters read'),
+      .option('--full', 'read back to --since (or 7 days) again, whatever earlier passes of this handle and filters read')
+      .option(ESTIMATE, 'probe the first page (1 request): the first pass\'s requests, with --every a pass\'s and a month\'s; enqueue nothing'),
   ).action(async (handle: string, o: CommonOptions & { every?: string; minLikes?: string; minRetweets?: string; minReplies?: string; since?: string; full?: boolean }) => {
     const params = {
       handle: parseHandle(handle),
@@ -177,7 +162,9 @@ export function registerJobCommands(program: Command, state: CliState): void {
       since: o.since === undefined ? undefined : parseDate(o.since, '--since').value,
       full: o.full === true ? true : undefined,
     };
-    await run(state, 'mentions', params, parseCommon(o));
+    const common = parseCommon(o);
+    if (o.estimate) await printJobEstimate(state, (services, now) => estimateMentions(services.client, MentionsJobParams.parse(params), now));
+    else await run(state, 'mentions', params, common, async () => watchSpend(params.everySeconds));
   });
 
   withCommon(
@@ -186,19 +173,30 @@ export function registerJobCommands(program: Command, state: CliState): void {
       .description('profile and timeline of one user')
       .argument('<user>', 'handle, numeric id or profile URL')
       .option('--max-tweets <n>', 'stop after about this many tweets')
-      .option('--every <interval>', 'timeline watch: a pass every interval (e.g. 1h), newest first, down to the last pass'),
+      .option('--every <interval>', 'timeline watch: a pass every interval (e.g. 1h), newest first, down to the last pass')
+      .option(ESTIMATE, 'probe the profile (1 request; with --every also the timeline\'s first page): requests from its tweet count; enqueue nothing'),
   ).action(async (user: string, o: CommonOptions & { maxTweets?: string; every?: string }) => {
     const ref = parseUserRef(user);
     const target = ref.kind === 'id' ? { userId: ref.value } : { username: ref.handle ?? ref.value };
     const maxTweets = o.maxTweets === undefined ? undefined : parsePositiveInt(o.maxTweets, '--max-tweets');
     const everySeconds = o.every === undefined ? undefined : parseEvery(o.every);
-    await run(state, 'user', { target, maxTweets, everySeconds }, parseCommon(o));
+    const params = { target, maxTweets, everySeconds };
+    const common = parseCommon(o);
+    if (o.estimate) await printJobEstimate(state, (services) => estimateUser(services.client, UserJobParams.parse(params)));
+    else await run(state, 'user', params, common, async () => watchSpend(everySeconds));
   });
 
   withCommon(
-    program.command('list').description("a list's tweets, members and followers").argument('<list>', 'list id or URL'),
+    program
+      .command('list')
+      .description("a list's tweets, members and followers")
+      .argument('<list>', 'list id or URL')
+      .option(ESTIMATE, 'probe the first page of each walk (3 requests); enqueue nothing'),
   ).action(async (list: string, o: CommonOptions) => {
-    await run(state, 'list', { listId: parseListRef(list).id }, parseCommon(o));
+    const listId = parseListRef(list).id;
+    const common = parseCommon(o);
+    if (o.estimate) await printJobEstimate(state, (services) => estimateList(services.client, listId));
+    else await run(state, 'list', { listId }, common);
   });
 
   withCommon(
@@ -208,7 +206,7 @@ export function registerJobCommands(program: Command, state: CliState): void {
       .argument('<community>', 'community id or URL')
       .option('--query <q>', "search inside the community (the search grammar) instead of walking its members and whole feed")
       .option('--every <interval>', 'watch the feed (or the search) every interval (e.g. 10m, 1h); each pass fetches only what is new')
-      .option('--estimate', 'probe one page of each walk (1-2 requests): sizes, recent rate, a watch\'s daily cost; enqueue nothing'),
+      .option(ESTIMATE, 'probe one page of each walk (1-2 requests): sizes, recent rate, a watch\'s daily and monthly cost; enqueue nothing'),
   ).action(async (community: string, o: CommonOptions & { query?: string; every?: string; estimate?: boolean }) => {
     const params = {
       communityId: parseCommunityRef(community).id,
@@ -218,23 +216,28 @@ export function registerJobCommands(program: Command, state: CliState): void {
     checkCommunityJob(params);
     const common = parseCommon(o);
     if (o.estimate) await printCommunityEstimate(state, CommunityJobParams.parse(params));
-    else await run(state, 'community', params, common);
+    else await run(state, 'community', params, common, async () => watchSpend(params.everySeconds));
   });
 
   withCommon(
     program
       .command('replies')
       .description('replies to a tweet (the replies listing plus a conversation search)')
-      .argument('<tweet>', 'tweet id or URL'),
+      .argument('<tweet>', 'tweet id or URL')
+      .option(ESTIMATE, 'probe the tweet (1 request): requests from its reply count; enqueue nothing'),
   ).action(async (tweet: string, o: CommonOptions) => {
-    await run(state, 'replies', { tweetId: parseTweetRef(tweet).id }, parseCommon(o));
+    const tweetId = parseTweetRef(tweet).id;
+    const common = parseCommon(o);
+    if (o.estimate) await printJobEstimate(state, (services) => estimateReplies(services.client, tweetId));
+    else await run(state, 'replies', { tweetId }, common);
   });
 
   withCommon(
     program
       .command('hydrate')
       .description('tweets by id or link, one per line, 100 per request')
-      .argument('<file>', 'a file, or - for standard input'),
+      .argument('<file>', 'a file, or - for standard input')
+      .option(ESTIMATE, 'count the requests (one per 100 distinct ids); no request, enqueue nothing'),
   ).action(async (file: string, o: CommonOptions) => {
     const common = parseCommon(o);
     const { ids, errors } = parseHydrateLines(await readHydrateInput(file));
@@ -243,6 +246,8 @@ export function registerJobCommands(program: Command, state: CliState): void {
       throw new InputError(`<file>: ${errors.length} line${errors.length === 1 ? '' : 's'} are not tweet ids or links; nothing was queued`);
     }
     if (ids.length === 0) throw new InputError('<file>: no tweet ids found; nothing was queued');
-    await run(state, 'hydrate', { ids }, common);
+    const e = estimateHydrate(ids);
+    if (o.estimate) for (const line of estimateLines(e)) console.log(line);
+    else await run(state, 'hydrate', { ids }, common, async () => ({ requests: e.requests ?? 0, basis: e.basis }));
   });
 }
