@@ -11,6 +11,7 @@ import { registerExportCommand } from './commands/export.ts';
 import { registerJobCommands } from './commands/jobs.ts';
 import { registerOperateCommands } from './commands/operate.ts';
 import { registerRefreshCommand } from './commands/refresh.ts';
+import { registerConversationsCommand } from './commands/conversations.ts';
 import { registerDemoCommand } from './commands/demo.ts';
 import type { CliState } from './context.ts';
 
@@ -27,6 +28,7 @@ export function buildProgram(state: CliState): Command {
   registerAuditCommand(program, state);
   registerDashboardCommand(program, state);
   registerRefreshCommand(program, state);
+  registerConversationsCommand(program, state);
   registerSimulatorCommand(program);
   for (const cmd of program.commands) cmd.exitOverride();
   return program;
