@@ -10,6 +10,7 @@ import { registerDashboardCommand } from './commands/dashboard.ts';
 import { registerExportCommand } from './commands/export.ts';
 import { registerJobCommands } from './commands/jobs.ts';
 import { registerOperateCommands } from './commands/operate.ts';
+import { registerNotifyCommand } from './commands/notify.ts';
 import { registerRefreshCommand } from './commands/refresh.ts';
 import { registerConversationsCommand } from './commands/conversations.ts';
 import { registerDemoCommand } from './commands/demo.ts';
@@ -28,6 +29,7 @@ export function buildProgram(state: CliState): Command {
   registerAuditCommand(program, state);
   registerDashboardCommand(program, state);
   registerRefreshCommand(program, state);
+  registerNotifyCommand(program, state);
   registerConversationsCommand(program, state);
   registerSimulatorCommand(program);
   for (const cmd of program.commands) cmd.exitOverride();

@@ -24,6 +24,8 @@ export interface MetricSources {
   jobCounts(): Promise<Record<string, number>>;
   /** Seconds since the least recently updated runnable slice moved; null when none is runnable. */
   sliceLagSeconds(): Promise<number | null>;
+  /** Jobs with runnable slices and no progress for HARVEST_STALLED_AFTER_MS (jobHealth); optional. */
+  stalledJobs?(): Promise<number>;
 }
 
 export interface HarvestMetricsOptions {
@@ -104,6 +106,11 @@ export class HarvestMetrics {
     help: 'Seconds since the least recently updated runnable slice (pending/running, job queued/running) last moved; 0 when none is runnable.',
     registers: [this.registry],
   });
+  readonly #stalled = new Gauge({
+    name: 'harvest_jobs_stalled',
+    help: 'Jobs with runnable slices and no progress for HARVEST_STALLED_AFTER_MS (no live worker, or one stuck); parked for quota or waiting for rate is not stalled. Alert on > 0.',
+    registers: [this.registry],
+  });
   readonly #sourceErrors = new Counter({
     name: 'harvest_metrics_source_errors_total',
     help: 'Scrapes whose gauge source failed (Redis or Postgres unreachable); those gauges are left out of that scrape.',
@@ -144,7 +151,12 @@ export class HarvestMetrics {
   }
 
   async #collect(sources: MetricSources): Promise<void> {
-    const [keys, jobs, lag] = await Promise.allSettled([sources.keyStates(), sources.jobCounts(), sources.sliceLagSeconds()]);
+    const [keys, jobs, lag, stalled] = await Promise.allSettled([
+      sources.keyStates(),
+      sources.jobCounts(),
+      sources.sliceLagSeconds(),
+      sources.stalledJobs ? sources.stalledJobs() : Promise.resolve(null),
+    ]);
     // Reset and refill synchronously, so a concurrent scrape never sees a half-written set and a
     // key removed from the configuration disappears.
     this.#quota.reset();
@@ -152,6 +164,7 @@ export class HarvestMetrics {
     this.#disabled.reset();
     this.#jobs.reset();
     this.#lag.reset();
+    this.#stalled.reset();
     if (keys.status === 'fulfilled') {
       for (const k of keys.value) {
         if (k.remaining !== null) this.#quota.set({ key: k.fingerprint }, k.remaining);
@@ -165,6 +178,9 @@ export class HarvestMetrics {
     } else this.#failed('jobs', jobs.reason);
     if (lag.status === 'fulfilled') this.#lag.set(lag.value ?? 0);
     else this.#failed('slices', lag.reason);
+    if (stalled.status === 'fulfilled') {
+      if (stalled.value !== null) this.#stalled.set(stalled.value);
+    } else this.#failed('stalled', stalled.reason);
   }
 
   #failed(source: string, error: unknown): void {

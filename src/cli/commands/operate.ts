@@ -7,13 +7,17 @@ import { Harvester } from '../../jobs/harvester.ts';
 import { HarvestMetrics, startMetricsServer } from '../../jobs/metrics.ts';
 import { jobCountsByStatus, oldestRunnableSliceAgeSeconds } from '../../store/metrics-queries.ts';
 import { migrate } from '../../store/migrate.ts';
-import { jobSnapshot, recentJobSnapshots, type JobSnapshot } from '../../store/job-status.ts';
+import { jobHealth, jobSnapshot, recentJobSnapshots, stalledJobs, type JobHealth, type JobSnapshot } from '../../store/job-status.ts';
 import { cliRuntime, onShutdownSignal, withServices, type CliState } from '../context.ts';
 import { parseConcurrency, parseJobId, parseNonNegativeInt } from '../inputs.ts';
 import { formatCount } from '../progress.ts';
 
+/** `harvest status --check` exits with this when any job is stalled (1 is an error, 2 bad usage). */
+export const STALLED_EXIT_CODE = 6;
+
 /** One word (or two) a person can act on, with the reason where there is one. */
-export function describeStatus(s: JobSnapshot, waitingForRate: boolean): string {
+export function describeStatus(s: JobSnapshot, waitingForRate: boolean, health?: JobHealth): string {
+  if (health?.stalled) return `stalled: ${health.waitsOn}`;
   switch (s.status) {
     case 'running':
       return waitingForRate ? 'running (waiting for rate)' : 'running';
@@ -68,6 +72,8 @@ export function registerOperateCommands(program: Command, state: CliState): void
               keyStates: () => services.gate.keyStates(),
               jobCounts: () => jobCountsByStatus(services.pool),
               sliceLagSeconds: () => oldestRunnableSliceAgeSeconds(services.pool),
+              stalledJobs: async () =>
+                (await stalledJobs(services.pool, { stalledAfterMs: services.config.stalledAfterMs, waitingForRate: new Set(await services.rateWaits.waitingJobs()) })).length,
             });
             // The dashboard has no login: beside /metrics only on loopback (`harvest dashboard
             // --allow-remote` serves it further on purpose).
@@ -91,11 +97,14 @@ export function registerOperateCommands(program: Command, state: CliState): void
     .command('status')
     .description('jobs with their state, pages, tweets, users, requests and quota left')
     .argument('[job-id]')
-    .action(async (id?: string) => {
+    .option('--check', `for cron: exit ${STALLED_EXIT_CODE} when a job (this one, or any) is stalled`)
+    .action(async (id: string | undefined, o: { check?: boolean }) => {
       const jobId = id === undefined ? undefined : parseJobId(id);
       await withServices(cliRuntime(state, { quiet: true }), async (services) => {
         const keys = await services.gate.keyStates();
         const waiting = new Set(await services.rateWaits.waitingJobs());
+        const health = await jobHealth(services.pool, { stalledAfterMs: services.config.stalledAfterMs, waitingForRate: waiting, ...(jobId ? { jobId } : {}) });
+        const healthOf = new Map(health.map((h) => [h.jobId, h]));
         const snaps = jobId ? [await jobSnapshot(services.pool, jobId)].filter((s) => s !== null) : await recentJobSnapshots(services.pool);
         if (jobId && snaps.length === 0) {
           console.error(`no job ${jobId}`);
@@ -104,7 +113,7 @@ export function registerOperateCommands(program: Command, state: CliState): void
         }
         const rows = [['id', 'kind', 'pages', 'tweets', 'users', 'requests', 'state']];
         for (const s of snaps) {
-          rows.push([s.id, s.kind, formatCount(s.pages), formatCount(s.tweets), formatCount(s.users), formatCount(s.requests), describeStatus(s, waiting.has(s.id))]);
+          rows.push([s.id, s.kind, formatCount(s.pages), formatCount(s.tweets), formatCount(s.users), formatCount(s.requests), describeStatus(s, waiting.has(s.id), healthOf.get(s.id))]);
         }
         console.log(snaps.length === 0 ? 'no jobs yet' : table(rows));
         for (const s of jobId ? snaps : []) {
@@ -122,6 +131,11 @@ export function registerOperateCommands(program: Command, state: CliState): void
           quota.push([k.fingerprint, k.remaining === null ? 'unknown (run `harvest quota`)' : formatCount(k.remaining), st, formatCount(k.granted), formatCount(k.rateLimited)]);
         }
         console.log(keys.length === 0 ? 'no API keys configured (HARVEST_API_KEYS)' : table(quota));
+        const stalled = health.filter((h) => h.stalled);
+        if (o.check && stalled.length > 0) {
+          console.error(`harvest: ${stalled.length} stalled job${stalled.length === 1 ? '' : 's'}: ${stalled.map((h) => `${h.jobId} (${h.waitsOn})`).join('; ')}`);
+          state.exitCode = STALLED_EXIT_CODE;
+        }
       });
     });
 
