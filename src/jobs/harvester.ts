@@ -13,7 +13,7 @@ import { QueueWorkers, type SliceTask, type TaskOutcome } from './queue.ts';
 import { reconcile } from './reconcile.ts';
 import { usageSource, type Services } from './services.ts';
 import { failSlice, runSlice } from './slice-runner.ts';
-import { targetParallelism } from './time-slices.ts';
+import { parallelismCap, targetParallelism } from './time-slices.ts';
 import { runWatchTick } from './watch.ts';
 import { recentLatencyMs } from '../store/job-status.ts';
 import { recordKeyQuota } from '../store/outbox.ts';
@@ -215,7 +215,7 @@ export class Harvester {
 
   async #refreshParallelism(): Promise<void> {
     const ctx = await planContext(this.#services);
-    this.#parallelism = targetParallelism(ctx.pooledRate, this.#cycleMs ?? ctx.latencyMs);
+    this.#parallelism = targetParallelism(ctx.pooledRate, this.#cycleMs ?? ctx.latencyMs, parallelismCap(ctx.pooledRate));
   }
 
   /**
@@ -225,7 +225,8 @@ export class Harvester {
    */
   #observeCycle(ms: number): void {
     this.#cycleMs = this.#cycleMs === null ? ms : this.#cycleMs * 0.95 + ms * 0.05;
-    this.#parallelism = targetParallelism(pooledRate(this.#services.config), this.#cycleMs);
+    const rate = pooledRate(this.#services.config);
+    this.#parallelism = targetParallelism(rate, this.#cycleMs, parallelismCap(rate));
   }
 
   /** Stops taking work; in-flight pages commit, limiter waits abort, then the queues close. */

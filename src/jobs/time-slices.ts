@@ -59,6 +59,15 @@ export function targetParallelism(pooledRate: number, latencyMs: number, max = 6
 }
 
 /**
+ * The most slices one job walks at once (pass it as targetParallelism's max): 64 at one key's 20 req/s and proportionally more with
+ * more keys (10 keys at 200 req/s and 600 ms need ~151), so the cap bounds the partial last pages
+ * of a job without capping its rate.
+ */
+export function parallelismCap(pooledRate: number): number {
+  return Math.max(64, Math.ceil(pooledRate * 3.2));
+}
+
+/**
  * Where a walking slice should split to hand half of its remaining range to an idle worker:
  * the middle of [sinceMs, oldestSeenMs), or null when that remainder is too small to be worth a
  * second walk (less than a few pages' worth of time at the density seen so far).

@@ -16,7 +16,7 @@ import { InputError } from '../../errors.ts';
 import { createWatch, watchIdentity } from '../../store/watches.ts';
 import type { JobKind, PageVerdict, SliceHandler, SliceSpec } from '../kind.ts';
 import { checkSearchQuery, withOperators } from '../search-query.ts';
-import { msOfId, rangeOperators, splitPoint, splitRange, targetParallelism } from '../time-slices.ts';
+import { msOfId, parallelismCap, rangeOperators, splitPoint, splitRange, targetParallelism } from '../time-slices.ts';
 import { maxTweetsStop } from './max-tweets.ts';
 import { newestMs, oldestMs, tweetPage } from './pages.ts';
 import { handoffWatermark } from './watch-handoff.ts';
@@ -99,7 +99,7 @@ export const searchJob: JobKind<SearchJobParams> = {
     // cost ~20% of a short job's rate in the ramp). A sparse query pays one partial page per slice
     // more; when a slice ends, the runner splits the largest remainder (splitRemainder), so the
     // parallelism holds to the last pages.
-    const initial = targetParallelism(ctx.pooledRate, ctx.latencyMs);
+    const initial = targetParallelism(ctx.pooledRate, ctx.latencyMs, parallelismCap(ctx.pooledRate));
     const ranges = splitRange({ sinceMs: dayMs(params.since), untilMs }, initial);
     return ranges.map((r) => ({ kind: 'search', params: { ...base, sinceMs: r.sinceMs, untilMs: r.untilMs } }));
   },
