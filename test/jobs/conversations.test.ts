@@ -1,0 +1,110 @@
+import { describe, expect, it } from 'vitest';
+import { conversationParentsSlice, submitConversations } from '../../src/jobs/kinds/conversations.ts';
+import { createJob, createSlices } from '../../src/store/jobs.ts';
+import { runCli } from '../helpers/cli.ts';
+import { useHarness, type Harness } from '../helpers/harness.ts';
+
+/** A thread the simulator holds: root ← p1 ← p2 ← leaf, and a sibling reply to the root. */
+function addThread(h: Harness): { root: string; p1: string; p2: string; leaf: string; sibling: string } {
+  const [a, b, c] = h.sim.world.users.filter((u) => !u.protected && !u.suspended && !u.deleted);
+  const now = Date.now();
+  const [root] = h.sim.control.addTweets([{ authorHandle: a!.username, text: 'a thread starts here', createdAtMs: now - 60_000 }]);
+  const [p1] = h.sim.control.addTweets([{ authorHandle: b!.username, text: 'first reply', inReplyToId: root!, createdAtMs: now - 50_000 }]);
+  const [p2] = h.sim.control.addTweets([{ authorHandle: c!.username, text: 'second reply', inReplyToId: p1!, createdAtMs: now - 40_000 }]);
+  const [leaf] = h.sim.control.addTweets([{ authorHandle: a!.username, text: 'third reply', inReplyToId: p2!, createdAtMs: now - 30_000 }]);
+  const [sibling] = h.sim.control.addTweets([{ authorHandle: c!.username, text: 'a reply to the root', inReplyToId: root!, createdAtMs: now - 20_000 }]);
+  return { root: root!, p1: p1!, p2: p2!, leaf: leaf!, sibling: sibling! };
+}
+
+/** A job holding only `ids` (hydrated), so their parents are missing from Postgres. */
+async function sourceJob(h: Harness, ids: string[]): Promise<string> {
+  const jobId = await h.submit({ kind: 'hydrate', params: { ids } });
+  expect((await h.runUntil(jobId)).status).toBe('completed');
+  return jobId;
+}
+
+const bulkRequests = (h: Harness) => h.sim.control.requestLog().filter((r) => r.path === '/v3/tweet-info-bulk').length;
+
+describe('conversations', () => {
+  const h = useHarness();
+
+  it('fetches the missing parents and the root\'s replies; the threads view shows root, depth and path', async () => {
+    const t = addThread(h);
+    const source = await sourceJob(h, [t.leaf]);
+    const stored = await h.services.pool.query<{ id: string }>('SELECT id::text FROM tweets WHERE id = ANY($1::bigint[])', [[t.root, t.p1, t.p2]]);
+    expect(stored.rows).toEqual([]); // the parents are missing
+
+    const before = bulkRequests(h);
+    const { jobId, roots } = await submitConversations(
+      { pool: h.services.pool, queues: h.services.queues, budgets: h.services.gate },
+      { params: { sourceJobId: source } },
+    );
+    expect(roots).toBe(1);
+    expect((await h.runUntil(jobId)).status).toBe('completed');
+    // At most one request per level (p2, p1, the root): fewer when the root's reply walks, which
+    // run alongside, stored a parent before the parents walk reached its level.
+    expect(bulkRequests(h) - before).toBeGreaterThanOrEqual(1);
+    expect(bulkRequests(h) - before).toBeLessThanOrEqual(3);
+
+    const { rows } = await h.services.pool.query<{ tweet_id: string; root_id: string; depth: number; path: string[]; root_complete: boolean }>(
+      'SELECT tweet_id::text, root_id::text, depth, path, root_complete FROM threads WHERE root_id = $1::bigint ORDER BY depth, tweet_id',
+      [t.root],
+    );
+    const byId = new Map(rows.map((r) => [r.tweet_id, r]));
+    expect(byId.get(t.leaf)).toEqual({ tweet_id: t.leaf, root_id: t.root, depth: 3, path: [t.root, t.p1, t.p2, t.leaf], root_complete: true });
+    expect(byId.get(t.root)).toMatchObject({ depth: 0, path: [t.root] });
+    // The sibling came from the root's replies (the listing and the conversation_id: search).
+    expect(byId.get(t.sibling)).toMatchObject({ depth: 1, path: [t.root, t.sibling] });
+    const mine = await h.services.pool.query<{ id: string }>('SELECT tweet_id::text AS id FROM job_tweets WHERE job_id = $1::bigint', [jobId]);
+    expect(mine.rows.map((r) => r.id)).toEqual(expect.arrayContaining([t.root, t.p1, t.p2, t.sibling]));
+  });
+
+  it('the parents walk alone climbs one level a request, planning each from Postgres, and stops at the root', async () => {
+    const t = addThread(h);
+    const source = await sourceJob(h, [t.leaf]);
+    const jobId = await createJob(h.services.pool, { kind: 'conversations', params: { sourceJobId: source }, priority: 'backfill' });
+    const [sliceId] = await createSlices(h.services.pool, jobId, [{ kind: conversationParentsSlice.kind, params: { sourceJobId: source } }]);
+    await h.services.queues.enqueueSlice('backfill', { jobId, sliceId: sliceId! });
+    const before = bulkRequests(h);
+    expect((await h.runUntil(jobId)).status).toBe('completed');
+    expect(bulkRequests(h) - before).toBe(3); // p2, then p1, then the root, which replies to nothing
+    const { rows } = await h.services.pool.query<{ path: string[] }>('SELECT path FROM threads WHERE tweet_id = $1::bigint', [t.leaf]);
+    expect(rows).toEqual([{ path: [t.root, t.p1, t.p2, t.leaf] }]);
+  });
+
+  it('a chain whose parent is missing starts at its highest stored tweet, not complete', async () => {
+    const t = addThread(h);
+    await sourceJob(h, [t.leaf]);
+    const { rows } = await h.services.pool.query<{ root_id: string; depth: number; root_complete: boolean }>(
+      'SELECT root_id::text, depth, root_complete FROM threads WHERE tweet_id = $1::bigint',
+      [t.leaf],
+    );
+    expect(rows).toEqual([{ root_id: t.leaf, depth: 0, root_complete: false }]);
+  });
+
+  it('--max-requests is exact: the job spends that many requests and not one more', async () => {
+    const t = addThread(h);
+    const source = await sourceJob(h, [t.leaf]);
+    // The job's requests: everything but the limiter's quota checks (key-usage-info).
+    const sent = () => h.sim.control.requestLog().filter((r) => r.path !== '/v3/key-usage-info').length;
+    const before = sent();
+    const run = await runCli(['conversations', source, '--max-requests', '2', '--wait'], h.env);
+    const jobId = run.out.split('\n')[0]!;
+    expect(jobId, run.err).toMatch(/^\d+$/);
+    expect(sent() - before).toBe(2);
+    const { rows } = await h.services.pool.query<{ requests_spent: number }>('SELECT requests_spent::int FROM jobs WHERE id = $1::bigint', [jobId]);
+    expect(rows[0]!.requests_spent).toBe(2);
+  });
+
+  it('refuses an unknown or malformed job id with one line, queueing nothing', async () => {
+    const jobs = async () => (await h.services.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM jobs')).rows[0]!.n;
+    const count = await jobs();
+    const unknown = await runCli(['conversations', '999999'], h.env);
+    expect(unknown.code).not.toBe(0);
+    expect(unknown.err).toMatch(/there is no job 999999; nothing was queued/);
+    const bad = await runCli(['conversations', 'abc'], h.env);
+    expect(bad.code).not.toBe(0);
+    expect(bad.err.split('\n')).toHaveLength(1);
+    expect(await jobs()).toBe(count);
+  });
+});
