@@ -9,7 +9,10 @@ import type { Services } from '../../jobs/services.ts';
 import type { Logger } from '../../logger.ts';
 import { startSimulator, type RunningSimulator } from '../../simulator/index.ts';
 import { createWorld } from '../../simulator/world/index.ts';
+import type { DashboardServer } from '../../dashboard/server.ts';
+import { onShutdownSignal } from '../context.ts';
 import { formatCount } from '../progress.ts';
+import { laterDashboardCommand, startDemoDashboard } from './dashboard.ts';
 import type { DemoOptions } from './options.ts';
 import { planDemo } from './plan.ts';
 import { collectSummary, displaySql, exampleQueries, formatSummary, runExampleQuery, type DemoSummary } from './report.ts';
@@ -31,6 +34,7 @@ export async function runDemo(options: DemoOptions, targets: DemoTargets, io: { 
   const startedAt = Date.now();
   let sim: RunningSimulator | undefined;
   let services: Services | undefined;
+  let dashboard: DashboardServer | undefined;
   try {
     await resetDemoState(targets, options, logger);
     const buildStart = Date.now();
@@ -45,6 +49,11 @@ export async function runDemo(options: DemoOptions, targets: DemoTargets, io: { 
     say(`simulator at ${sim.url}: ${formatCount(world.users.length)} users, ${formatCount(world.tweets.count)} tweets (built in ${((Date.now() - buildStart) / 1000).toFixed(1)} s), latency ${options.latencyMs[0]}-${options.latencyMs[1]} ms, limit ${options.ratePerKey} req/s per key`);
     services = await openDemoServices(targets, options, sim.url, logger);
     say(`database ${options.database} (fresh, migrated), Redis prefix ${options.redisPrefix}, one key (${services.config.apiKeys[0]?.fingerprint ?? '-'})`);
+    // On a terminal, the live page of this run; elsewhere the demo must end on its own.
+    if (out.isTTY) {
+      dashboard = await startDemoDashboard(services, logger);
+      say(`dashboard at ${dashboard.url}: open it to watch the jobs, the key and the watch live`);
+    }
 
     heading(`1. Search backfill: "${plan.term}" from ${options.since} to ${options.until}`);
     const backfill = await runJob(services, 'search', { query: plan.term, order: 'latest', since: options.since, until: options.until }, out);
@@ -98,6 +107,12 @@ export async function runDemo(options: DemoOptions, targets: DemoTargets, io: { 
       say(await runExampleQuery(services, q));
     }
     say(`\nEverything is in the database ${options.database}: \`psql ${services.config.databaseUrl}\`; docs/sql.md has more queries.`);
+    if (dashboard) {
+      say(`The dashboard keeps serving ${dashboard.url} (every job of this run, the key, the watch); Ctrl-C ends the demo.`);
+      await new Promise<void>((resolve) => onShutdownSignal(() => resolve()));
+    } else {
+      say(`See it in a browser: ${laterDashboardCommand(services.config.databaseUrl, options.redisPrefix)}`);
+    }
     return { exitCode: 0, summary, watch: { jobId: watchId, added, secondPassIds, secondPassRequests } };
   } catch (error) {
     // Unreachable Postgres/Redis (and other known failures) are one line that says what to do.
@@ -105,6 +120,7 @@ export async function runDemo(options: DemoOptions, targets: DemoTargets, io: { 
     err.write(`harvest demo: ${isAppError(error) ? message : message.split('\n')[0]}\n`);
     return { exitCode: 1 };
   } finally {
+    await dashboard?.close();
     await services?.close();
     await sim?.close();
   }
