@@ -11,7 +11,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.ts';
+import { ErrorCode } from '../../src/errors.ts';
 import { limiterLayout } from '../../src/jobs/limiter/key-layout.ts';
+import { clusterSeeds } from '../../src/jobs/queue.ts';
 import { keyNamespaceFor } from '../../src/jobs/limiter/namespace.ts';
 import { createWorld } from '../../src/simulator/world/index.ts';
 import { jobTweetIds, startHarness, type Harness } from '../helpers/harness.ts';
@@ -138,5 +141,36 @@ describe.skipIf(!hasRedisServer)(SUITE, () => {
     expect(Number(state.granted)).toBeGreaterThanOrEqual(done.requests);
     expect(await redis.exists(names.epoch)).toBe(1);
     expect(await redis.exists(`{${harness.prefix}}:backfill:meta`)).toBe(1);
+  });
+});
+
+describe('Redis Cluster configuration', () => {
+  it('reads the seed nodes from REDIS_URL, comma separated, with the credentials of any', () => {
+    expect(clusterSeeds('redis://10.0.0.1:7000, redis://:s3cret@10.0.0.2:7001,redis://10.0.0.3')).toEqual({
+      nodes: [
+        { host: '10.0.0.1', port: 7000 },
+        { host: '10.0.0.2', port: 7001 },
+        { host: '10.0.0.3', port: 6379 },
+      ],
+      password: 's3cret',
+    });
+  });
+
+  it('refuses a malformed node in one line that names its position, not its text (it may hold a password)', () => {
+    let error: unknown;
+    try {
+      clusterSeeds('redis://10.0.0.1:7000,s3cret-garbage');
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toMatchObject({ code: ErrorCode.CONFIG_INVALID, message: 'REDIS_URL: cluster node 2 is not a redis:// URL' });
+    expect(() => clusterSeeds(' , ')).toThrow(/names no cluster node/);
+  });
+
+  it('HARVEST_REDIS_CLUSTER is a boolean: "false" is false, anything else unparsable is refused', () => {
+    expect(loadConfig({ HARVEST_REDIS_CLUSTER: 'false' }, { dotenv: false }).redisCluster).toBe(false);
+    expect(loadConfig({ HARVEST_REDIS_CLUSTER: 'true' }, { dotenv: false }).redisCluster).toBe(true);
+    expect(loadConfig({}, { dotenv: false }).redisCluster).toBe(false);
+    expect(() => loadConfig({ HARVEST_REDIS_CLUSTER: 'maybe' }, { dotenv: false })).toThrow(/HARVEST_REDIS_CLUSTER/);
   });
 });
