@@ -19,7 +19,7 @@ import {
   type QuarantinedItem,
 } from '../store/dashboard.ts';
 import type { Queryable } from '../store/db.ts';
-import { jobSnapshot, type JobSnapshot } from '../store/job-status.ts';
+import { jobHealth, jobSnapshot, type JobHealth, type JobSnapshot } from '../store/job-status.ts';
 import { JobStatus } from '../store/states.ts';
 import { exampleSqlFor, type ExampleSql } from './example-sql.ts';
 
@@ -32,6 +32,8 @@ export interface DashboardDeps {
   pool: Queryable;
   gate: { keyStates(): Promise<KeyState[]> };
   rateWaits: { waitingJobs(): Promise<string[]> };
+  /** HARVEST_STALLED_AFTER_MS: runnable slices and no progress this long is `stalled`. */
+  config: { stalledAfterMs: number };
 }
 
 export interface JobView {
@@ -100,7 +102,8 @@ function labelOf(params: unknown): string {
   return '';
 }
 
-export function describeJobState(status: string, waitingForRate: boolean, errorMessage: string | null): string {
+export function describeJobState(status: string, waitingForRate: boolean, errorMessage: string | null, health?: JobHealth): string {
+  if (health?.stalled) return `stalled: ${health.waitsOn}`;
   switch (status) {
     case JobStatus.RUNNING:
       return waitingForRate ? 'running (waiting for rate)' : 'running';
@@ -113,7 +116,7 @@ export function describeJobState(status: string, waitingForRate: boolean, errorM
   }
 }
 
-function jobView(r: DashboardJobRow, waiting: Set<string>, now: number): JobView {
+function jobView(r: DashboardJobRow, waiting: Set<string>, health: Map<string, JobHealth>, now: number): JobView {
   const sliceTotal = r.slices.pending + r.slices.running + r.slices.done + r.slices.failed + r.slices.cancelled;
   let progress: number | null =
     r.status === JobStatus.COMPLETED
@@ -136,7 +139,7 @@ function jobView(r: DashboardJobRow, waiting: Set<string>, now: number): JobView
     id: r.id,
     kind: r.kind,
     status: r.status,
-    state: describeJobState(r.status, waiting.has(r.id), r.errorMessage),
+    state: describeJobState(r.status, waiting.has(r.id), r.errorMessage, health.get(r.id)),
     progress,
     tweets: r.tweets,
     requests: r.requests,
@@ -187,6 +190,8 @@ export async function loadOverview(deps: DashboardDeps, page: number): Promise<O
     recentQuarantine(deps.pool),
   ]);
   const waitingSet = new Set(waiting);
+  // Stalled is computed by the store's jobHealth (the same as `harvest status`): live jobs only.
+  const health = new Map((await jobHealth(deps.pool, { stalledAfterMs: deps.config.stalledAfterMs, waitingForRate: waitingSet })).map((h) => [h.jobId, h]));
   return {
     at: new Date(now).toISOString(),
     page,
@@ -194,7 +199,7 @@ export async function loadOverview(deps: DashboardDeps, page: number): Promise<O
     perPage: JOBS_PER_PAGE,
     total: jobs.total,
     byStatus: jobs.byStatus,
-    jobs: jobs.jobs.map((j) => jobView(j, waitingSet, now)),
+    jobs: jobs.jobs.map((j) => jobView(j, waitingSet, health, now)),
     keys: keys.map((k) => keyView(k, buckets.filter((b) => b.fingerprint === k.fingerprint), now)),
     watches: watches.map((w) => ({ ...w, lastPassFinishedAt: iso(w.lastPassFinishedAt), nextDueAt: iso(w.nextDueAt) })),
     failures: failures.map((f) => ({ ...f, at: f.at.toISOString() })),
@@ -226,7 +231,9 @@ export async function loadJobDetail(deps: DashboardDeps, jobId: string): Promise
     isWatch: snap.watch !== null,
     nextDueAt: snap.watch?.nextDueAt ?? null,
   };
-  const view = jobView(row, new Set(waiting), now);
+  const waitingSet = new Set(waiting);
+  const health = await jobHealth(deps.pool, { stalledAfterMs: deps.config.stalledAfterMs, waitingForRate: waitingSet, jobId });
+  const view = jobView(row, waitingSet, new Map(health.map((h) => [h.jobId, h])), now);
   return {
     at: new Date(now).toISOString(),
     job: { ...view, params: snap.params, errorMessage: snap.errorMessage, slices: snap.slices, createdAt: snap.createdAt.toISOString(), gaps: snap.watch?.gaps.length ?? 0 },

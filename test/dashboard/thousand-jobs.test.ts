@@ -16,6 +16,7 @@ describe('dashboard with 1,000 jobs', () => {
   const h = useHarness();
   let browser: Browser;
   let server: DashboardServer;
+  let stalledId: string;
 
   beforeAll(async () => {
     const pool = h.services.pool;
@@ -32,6 +33,11 @@ describe('dashboard with 1,000 jobs', () => {
        SELECT j.id, 'search', (ARRAY['done', 'running', 'pending'])[1 + s], jsonb_build_object('sinceMs', 1790000000000 + s * 3600000, 'untilMs', 1790000000000 + (s + 1) * 3600000)
          FROM jobs j, generate_series(0, 2) s`,
     );
+    // The newest running job has not moved for an hour: no worker took its slices.
+    const { rows } = await pool.query<{ id: string }>(`SELECT max(id)::text AS id FROM jobs WHERE status = 'running'`);
+    stalledId = rows[0]!.id;
+    await pool.query(`UPDATE jobs SET updated_at = now() - interval '1 hour' WHERE id = $1::bigint`, [stalledId]);
+    await pool.query(`UPDATE job_slices SET updated_at = now() - interval '1 hour' WHERE job_id = $1::bigint`, [stalledId]);
     server = await startDashboardServer(createDashboardHandler(h.services, { intervalMs: 500 }), 0, '127.0.0.1');
     browser = await launchBrowser();
   });
@@ -62,6 +68,9 @@ describe('dashboard with 1,000 jobs', () => {
     expect(await page.locator('[data-role=page]').textContent()).toBe('page 1 of 20 · 1,000 jobs');
     expect(await page.locator('#jobs-table tbody tr').count()).toBe(50);
     expect(await page.locator('#jobs-table .st-failed').first().textContent()).toMatch(/^failed: the service answered 400/);
+    // Stalled (the store's jobHealth: runnable slices, no progress for HARVEST_STALLED_AFTER_MS).
+    expect(await page.locator(`#jobs-table tr[data-job="${stalledId}"] [data-role=state]`).textContent()).toMatch(/^stalled: /);
+    expect(await page.locator('#jobs-table .st-stalled').count()).toBe(1);
 
     // Paging: the last page holds the oldest jobs; each click redraws within a couple of ticks.
     for (let i = 0; i < 19; i++) {

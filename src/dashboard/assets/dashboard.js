@@ -45,6 +45,7 @@
   }
   function stateClass(status, state) {
     if (state.startsWith('running (waiting')) return 'st st-wait';
+    if (state.startsWith('stalled')) return 'st st-stalled';
     return `st st-${status}`;
   }
   function progressBar(p) {
