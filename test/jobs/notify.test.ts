@@ -1,0 +1,207 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseNotifyUrls } from '../../src/config.ts';
+import { NotifyLoop } from '../../src/jobs/notify.ts';
+import { runWatchTick } from '../../src/jobs/watch.ts';
+import { silentLogger } from '../../src/logger.ts';
+import { failJob, pauseJobForQuota } from '../../src/store/job-runtime.ts';
+import { deliveryStates, recordKeyQuota, type EventBody } from '../../src/store/outbox.ts';
+import { finishWatchPass } from '../../src/store/watches.ts';
+import { runCli } from '../helpers/cli.ts';
+import { useHarness } from '../helpers/harness.ts';
+
+/** A webhook receiver on a fixed loopback port that can go down (port closed) and come back. */
+class Receiver {
+  readonly events: EventBody[] = [];
+  port = 0;
+  #server: Server | null = null;
+  /** Answer nothing (hold the request) instead of 200. */
+  hang = false;
+
+  async up(): Promise<void> {
+    if (this.#server) return;
+    const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        if (this.hang) return;
+        this.events.push(JSON.parse(Buffer.concat(chunks).toString('utf8')) as EventBody);
+        res.writeHead(200).end('ok');
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(this.port, '127.0.0.1', resolve));
+    this.port = (server.address() as AddressInfo).port;
+    this.#server = server;
+  }
+
+  async down(): Promise<void> {
+    const server = this.#server;
+    this.#server = null;
+    if (!server) return;
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${this.port}/hook?token=secret-part`;
+  }
+}
+
+const waitFor = async (what: string, ok: () => Promise<boolean> | boolean, timeoutMs = 15_000) => {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await ok())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+};
+
+describe('notifications', () => {
+  const receiver = new Receiver();
+  beforeAll(async () => {
+    // Reserve a port, then leave the receiver down: the harness's worker starts with a dead webhook.
+    await receiver.up();
+    await receiver.down();
+  });
+  afterAll(() => receiver.down());
+  const h = useHarness(() => ({ env: { HARVEST_NOTIFY_URL: receiver.url } }));
+  const pool = () => h.services.pool;
+  const loop = (over: Partial<ConstructorParameters<typeof NotifyLoop>[0]> = {}) =>
+    new NotifyLoop({ pool: pool(), logger: silentLogger, targets: parseNotifyUrls(receiver.url), stalledAfterMs: 3_600_000, baseBackoffMs: 50, maxBackoffMs: 200, pollMs: 50, ...over });
+  const outboxIds = async (type: string) =>
+    (await pool().query<{ id: string }>(`SELECT event_id::text AS id FROM outbox WHERE type = $1 ORDER BY id`, [type])).rows.map((r) => r.id);
+
+  it('with the receiver down, jobs complete on time and their events wait; once it is back every event arrives, none lost', async () => {
+    const started = Date.now();
+    const a = await h.submit({ kind: 'search', params: { query: 'lang:en', since: '2026-10-01', until: '2026-10-02' } });
+    expect((await h.runUntil(a)).status).toBe('completed');
+    const b = await h.submit({ kind: 'search', params: { query: 'lang:en', since: '2026-10-02', until: '2026-10-03' } });
+    expect((await h.runUntil(b)).status).toBe('completed');
+    expect(Date.now() - started).toBeLessThan(15_000);
+
+    const completed = await outboxIds('job.completed');
+    expect(completed).toHaveLength(2);
+    // The worker's loop tried and failed (connection refused), and recorded why without the URL.
+    await waitFor('a failed attempt', async () => (await deliveryStates(pool())).some((d) => d.attempts > 0));
+    const failed = await deliveryStates(pool());
+    expect(failed.every((d) => d.deliveredAt === null)).toBe(true);
+    expect(failed[0]!.lastError).toBe('ECONNREFUSED');
+    expect(JSON.stringify(failed)).not.toContain('secret-part');
+    expect(receiver.events).toHaveLength(0);
+
+    await receiver.up();
+    const l = loop();
+    l.start();
+    try {
+      await waitFor('both events delivered', () => receiver.events.filter((e) => e.type === 'job.completed').length >= 2);
+    } finally {
+      await l.stop();
+    }
+    const got = receiver.events.filter((e) => e.type === 'job.completed');
+    expect(got.map((e) => e.id).sort()).toEqual([...completed].sort());
+    expect(new Set(got.map((e) => e.jobId))).toEqual(new Set([a, b]));
+    for (const e of got) {
+      expect(e.text).toMatch(new RegExp(`^harvest: job ${e.jobId} \\(search\\) completed`));
+      expect(typeof e.at).toBe('string');
+    }
+    expect((await deliveryStates(pool())).every((d) => d.deliveredAt !== null)).toBe(true);
+  });
+
+  it('a webhook that never answers costs one deadline per pass, and the event is retried later', async () => {
+    await receiver.up();
+    receiver.hang = true;
+    try {
+      const jobId = await h.submit({ kind: 'search', params: { query: 'lang:en', since: '2026-10-03', until: '2026-10-04' } });
+      await failJob(pool(), jobId, 'API_BAD_REQUEST', 'the service refused the query');
+      const l = loop({ deadlineMs: 200 });
+      const t0 = performance.now();
+      await l.runOnce();
+      expect(performance.now() - t0).toBeLessThan(1500);
+      const [state] = (await deliveryStates(pool())).filter((d) => d.type === 'job.failed');
+      expect(state).toMatchObject({ attempts: 1, deliveredAt: null, lastError: 'deadline' });
+      receiver.hang = false;
+      await new Promise((r) => setTimeout(r, 100));
+      await l.runOnce();
+      const failedEvents = receiver.events.filter((e) => e.type === 'job.failed' && e.jobId === jobId);
+      expect(failedEvents).toHaveLength(1);
+      expect(failedEvents[0]!.text).toContain('failed: the service refused the query');
+    } finally {
+      receiver.hang = false;
+    }
+  });
+
+  it('a watch pass that found tweets is announced once, with its count and first tweets', async () => {
+    const w = h.sim.world;
+    const target = [...w.users]
+      .filter((u) => !u.protected && !u.suspended && !u.deleted)
+      .sort((x, y) => w.mentionsOf(y.index).length - w.mentionsOf(x.index).length)[0]!;
+    const jobId = await h.submit({ kind: 'mentions', params: { handle: target.username, everySeconds: 3600, since: '2026-09-01' } });
+    expect((await h.runUntil(jobId, { until: ['scheduled', 'failed'] })).status).toBe('scheduled');
+    // New mentions arrive; the next pass finds exactly those.
+    const author = w.users.find((u) => !u.protected && !u.suspended && !u.deleted && u.index !== target.index)!;
+    const added = h.sim.control.addTweets(Array.from({ length: 5 }, (_, i) => ({ authorHandle: author.username, text: `ping @${target.username} ${i}` })));
+    await runWatchTick(jobId, { pool: pool(), queues: h.services.queues });
+    expect((await h.runUntil(jobId, { until: ['scheduled', 'failed'] })).status).toBe('scheduled');
+    const { rows } = await pool().query<{ payload: { text: string; data: { count: number; pass: number; tweets: Array<{ id: string; text: string }> } } }>(
+      `SELECT payload FROM outbox WHERE type = 'watch.new_tweets' AND job_id = $1::bigint`,
+      [jobId],
+    );
+    expect(rows).toHaveLength(1);
+    const { data, text } = rows[0]!.payload;
+    const addedIds: string[] = added;
+    expect(data.count).toBe(5);
+    expect(data.pass).toBe(2);
+    expect(data.tweets).toHaveLength(3);
+    expect(data.tweets.every((t) => addedIds.includes(t.id))).toBe(true);
+    expect(data.tweets[0]!.text).toMatch(/^ping @/);
+    expect(text).toContain('found 5 new tweets in pass 2');
+    expect(text).toContain(data.tweets[0]!.id);
+    // Recording the same pass again (a roll-up re-run) announces nothing more.
+    await finishWatchPass(pool(), jobId, { pass: 2, highWatermarkId: null, newCount: 5 });
+    expect((await pool().query(`SELECT 1 FROM outbox WHERE type = 'watch.new_tweets' AND job_id = $1::bigint`, [jobId])).rows).toHaveLength(1);
+    await runCli(['cancel', jobId], h.env);
+  });
+
+  it('a parked job is announced at most hourly; a key is announced once per crossing of 20% and 10%', async () => {
+    const jobId = await h.submit({ kind: 'search', params: { query: 'lang:en', since: '2026-10-04', until: '2026-10-05' } });
+    await pauseJobForQuota(pool(), jobId, 'no key can grant');
+    await pool().query(`UPDATE jobs SET status = 'running' WHERE id = $1::bigint`, [jobId]);
+    await pauseJobForQuota(pool(), jobId, 'no key can grant');
+    expect((await pool().query(`SELECT 1 FROM outbox WHERE type = 'job.paused_quota' AND job_id = $1::bigint`, [jobId])).rows).toHaveLength(1);
+    await runCli(['cancel', jobId], h.env);
+
+    const period = new Date('2026-12-01T00:00:00Z');
+    const sync = (remaining: number, validUntil = period) => recordKeyQuota(pool(), { fingerprint: 'k_0123456789ab', remaining, validUntil });
+    const notified: boolean[] = [];
+    for (const r of [1000, 600, 190, 150, 95, 40]) notified.push((await sync(r)).notified);
+    expect(notified).toEqual([false, false, true, false, true, false]);
+    // A new period re-arms both levels.
+    expect((await sync(5000, new Date('2027-01-01T00:00:00Z'))).notified).toBe(false);
+    expect((await sync(900, new Date('2027-01-01T00:00:00Z'))).notified).toBe(true);
+    const { rows } = await pool().query<{ text: string }>(`SELECT payload->>'text' AS text FROM outbox WHERE type = 'quota.low' ORDER BY id`);
+    expect(rows.map((r) => /below (\d+)%/.exec(r.text)?.[1])).toEqual(['20', '10', '20']);
+  });
+
+  it('harvest notify test sends one event to each webhook and says how it answered', async () => {
+    await receiver.up();
+    const before = receiver.events.length;
+    const ok = await runCli(['notify', 'test'], h.env);
+    expect(ok.code).toBe(0);
+    expect(ok.out).toMatch(/^n_[0-9a-f]{12} {2}delivered \(HTTP 200\)$/);
+    expect(ok.out).not.toContain('secret-part');
+    expect(receiver.events.slice(before).map((e) => e.type)).toEqual(['test']);
+
+    await receiver.down();
+    const down = await runCli(['notify', 'test'], h.env);
+    expect(down.code).toBe(1);
+    expect(down.out).toContain('failed: ECONNREFUSED');
+
+    const none = await runCli(['notify', 'test'], { ...h.env, HARVEST_NOTIFY_URL: '' });
+    expect(none.code).toBe(1);
+    expect(none.err).toBe('harvest: HARVEST_NOTIFY_URL is not set: give one or more webhook URLs, comma separated');
+    const plain = await runCli(['notify', 'test'], { ...h.env, HARVEST_NOTIFY_URL: 'http://hooks.example.com/x?token=abc' });
+    expect(plain.code).toBe(1);
+    expect(plain.err).toContain('must use https://');
+    expect(plain.err).not.toContain('token=abc');
+  });
+});
