@@ -74,49 +74,63 @@ const LOCK_SLICES_SQL = `SELECT s.id::text AS id FROM job_slices s
   ORDER BY s.id
   FOR UPDATE OF s`;
 
-// The request log rides in the same statement as the slice advance: one round trip fewer per page.
+const LOCK_JOBS_SQL = `SELECT 1 FROM jobs WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE`;
+
+// Every page's slice advance, the request log and the jobs' roll-ups in ONE statement per batch:
+// the request log rides with it (one round trip fewer per page), and a batch of 16 pages costs
+// one statement here instead of 16 (~0.5 ms each). The guard is repeated (the rows are locked).
 const ADVANCE_SQL = `
-WITH req AS (
-  INSERT INTO api_requests (at, endpoint, key_fingerprint, status, duration_ms, job_id, slice_id)
-  SELECT at, e, k, st, d, $2::bigint, $1::bigint
-  FROM unnest($14::timestamptz[], $15::text[], $16::text[], $17::int[], $18::int[]) AS r(at, e, k, st, d)
-  ON CONFLICT DO NOTHING
-  RETURNING 1
+WITH g AS (
+  SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::bigint[],
+    $8::boolean[], $9::text[], $10::bigint[], $11::bigint[], $12::bigint[], $13::bigint[], $14::text[])
+  AS g(slice_id, job_id, expected, next_cursor, status, items, new_items, empty, recent_hash, newest, oldest, new_tweets, new_users, lease)
 ),
-n AS (SELECT count(*) AS requests FROM req),
+req AS (
+  INSERT INTO api_requests (at, endpoint, key_fingerprint, status, duration_ms, job_id, slice_id)
+  SELECT at, e, k, st, d, j, s
+  FROM unnest($15::timestamptz[], $16::text[], $17::text[], $18::int[], $19::int[], $20::bigint[], $21::bigint[]) AS r(at, e, k, st, d, j, s)
+  ON CONFLICT DO NOTHING
+  RETURNING slice_id
+),
+n AS (SELECT slice_id, count(*) AS requests FROM req GROUP BY slice_id),
+gn AS (SELECT g.*, coalesce(n.requests, 0) AS requests FROM g LEFT JOIN n ON n.slice_id = g.slice_id),
 s AS (
-  UPDATE job_slices SET
-    cursor = $4::text,
-    status = $5::text,
-    pages = pages + 1,
-    items = items + $6::bigint,
-    new_items = new_items + $7::bigint,
-    requests = requests + (SELECT requests FROM n),
-    empty_pages = CASE WHEN $8::boolean THEN empty_pages + 1 ELSE 0 END,
-    stale_pages = CASE WHEN $7::bigint = 0 THEN stale_pages + 1 ELSE 0 END,
-    recent_cursors = CASE WHEN $9::text IS NULL THEN recent_cursors
-      ELSE (recent_cursors || $9::text)[greatest(1, cardinality(recent_cursors) - 48):] END,
-    newest_tweet_id = greatest(newest_tweet_id, $10::bigint),
-    oldest_tweet_id = least(oldest_tweet_id, $11::bigint),
+  UPDATE job_slices AS js SET
+    cursor = gn.next_cursor,
+    status = gn.status,
+    pages = js.pages + 1,
+    items = js.items + gn.items,
+    new_items = js.new_items + gn.new_items,
+    requests = js.requests + gn.requests,
+    empty_pages = CASE WHEN gn.empty THEN js.empty_pages + 1 ELSE 0 END,
+    stale_pages = CASE WHEN gn.new_items = 0 THEN js.stale_pages + 1 ELSE 0 END,
+    recent_cursors = CASE WHEN gn.recent_hash IS NULL THEN js.recent_cursors
+      ELSE (js.recent_cursors || gn.recent_hash)[greatest(1, cardinality(js.recent_cursors) - 48):] END,
+    newest_tweet_id = greatest(js.newest_tweet_id, gn.newest),
+    oldest_tweet_id = least(js.oldest_tweet_id, gn.oldest),
     updated_at = now(),
-    finished_at = CASE WHEN $5::text = 'done' THEN coalesce(finished_at, now()) ELSE finished_at END
-  WHERE id = $1::bigint AND job_id = $2::bigint AND cursor IS NOT DISTINCT FROM $3::text AND status IN ('pending', 'running')
-    AND ($19::text IS NULL OR lease IS NOT DISTINCT FROM $19::text)
-  RETURNING job_id, stale_pages
+    finished_at = CASE WHEN gn.status = 'done' THEN coalesce(js.finished_at, now()) ELSE js.finished_at END
+  FROM gn
+  WHERE js.id = gn.slice_id AND js.job_id = gn.job_id AND js.cursor IS NOT DISTINCT FROM gn.expected AND js.status IN ('pending', 'running')
+    AND (gn.lease IS NULL OR js.lease IS NOT DISTINCT FROM gn.lease)
+  RETURNING js.id, js.stale_pages
+),
+totals AS (
+  SELECT gn.job_id, count(*) AS pages, sum(gn.new_tweets) AS tweets, sum(gn.new_users) AS users, sum(gn.requests) AS requests
+  FROM gn JOIN s ON s.id = gn.slice_id GROUP BY gn.job_id
 ),
 j AS (
   UPDATE jobs SET
-    pages = pages + 1,
-    tweets = tweets + $12::bigint,
-    users = users + $13::bigint,
-    requests_spent = requests_spent + (SELECT requests FROM n),
-    started_at = coalesce(started_at, now()),
+    pages = jobs.pages + totals.pages,
+    tweets = jobs.tweets + totals.tweets,
+    users = jobs.users + totals.users,
+    requests_spent = jobs.requests_spent + totals.requests,
+    started_at = coalesce(jobs.started_at, now()),
     updated_at = now()
-  WHERE id = (SELECT job_id FROM s)
+  FROM totals WHERE jobs.id = totals.job_id
   RETURNING 1
 )
-SELECT (SELECT count(*) FROM s)::int AS slices, (SELECT count(*) FROM j)::int AS jobs,
-       coalesce((SELECT stale_pages FROM s), 0)::int AS stale_pages`;
+SELECT s.id::text AS id, s.stale_pages::int AS stale_pages, (SELECT count(*) FROM j)::int AS jobs FROM s`;
 
 /** Test seam: runs inside the transaction after the tweets are written (inject a failure there). */
 export interface CommitHooks {
@@ -139,39 +153,51 @@ function claim(ids: Iterable<string>, fresh: Set<string>): number {
   return n;
 }
 
-async function advance(client: PoolClient, page: PageCommit, collected: CollectedPage, newTweets: number, newUsers: number): Promise<number> {
-  const requests = page.requests ?? [];
-  const { newest, oldest } = idRange(collected.pageTweetIds);
-  const status = page.sliceDone ? 'done' : (page.sliceStatus ?? 'running');
-  const advanced = await client.query<{ slices: number; stale_pages: number }>({
-    name: 'harvest_advance_slice',
+interface Advance {
+  page: PageCommit;
+  collected: CollectedPage;
+  newTweets: number;
+  newUsers: number;
+}
+
+/** Advances every page's slice; returns each slice's run of stale pages by slice id. */
+async function advanceAll(client: PoolClient, rows: readonly Advance[]): Promise<Map<string, number>> {
+  const col = <T>(fn: (r: Advance) => T): T[] => rows.map(fn);
+  const requests = rows.flatMap(({ page }) => (page.requests ?? []).map((r) => ({ ...r, jobId: page.jobId, sliceId: page.sliceId })));
+  const ranges = rows.map((r) => idRange(r.collected.pageTweetIds));
+  const advanced = await client.query<{ id: string; stale_pages: number }>({
+    name: 'harvest_advance_slices',
     text: ADVANCE_SQL,
     values: [
-      page.sliceId,
-      page.jobId,
-      page.expectedCursor,
-      page.nextCursor,
-      status,
-      page.tweets.length + page.users.length,
-      newTweets + newUsers,
-      page.emptyPage,
-      page.recentCursorHash ?? null,
-      newest,
-      oldest,
-      newTweets,
-      newUsers,
+      col((r) => r.page.sliceId),
+      col((r) => r.page.jobId),
+      col((r) => r.page.expectedCursor),
+      col((r) => r.page.nextCursor),
+      col((r) => (r.page.sliceDone ? 'done' : (r.page.sliceStatus ?? 'running'))),
+      col((r) => r.page.tweets.length + r.page.users.length),
+      col((r) => r.newTweets + r.newUsers),
+      col((r) => r.page.emptyPage),
+      col((r) => r.page.recentCursorHash ?? null),
+      ranges.map((r) => r.newest),
+      ranges.map((r) => r.oldest),
+      col((r) => r.newTweets),
+      col((r) => r.newUsers),
+      col((r) => r.page.lease ?? null),
       requests.map((r) => r.at.toISOString()),
       requests.map((r) => r.endpoint),
       requests.map((r) => r.keyFingerprint),
       requests.map((r) => r.status),
       requests.map((r) => Math.max(0, Math.round(r.durationMs))),
-      page.lease ?? null,
+      requests.map((r) => r.jobId),
+      requests.map((r) => r.sliceId),
     ],
   });
-  // The slice row is locked by this transaction with the expected cursor: a miss here is a bug,
+  const stale = new Map(advanced.rows.map((r) => [r.id, r.stale_pages]));
+  // The slice rows are locked by this transaction with the expected cursors: a miss here is a bug,
   // and throwing rolls the batch back (its pages are then retried one by one).
-  if ((advanced.rows[0]?.slices ?? 0) === 0) throw new StaleSliceError(page.sliceId, page.expectedCursor);
-  return advanced.rows[0]?.stale_pages ?? 0;
+  const missed = rows.find((r) => !stale.has(r.page.sliceId));
+  if (missed) throw new StaleSliceError(missed.page.sliceId, missed.page.expectedCursor);
+  return stale;
 }
 
 /** One transaction for pages of distinct slices. */
@@ -192,8 +218,12 @@ async function commitBatchOnce(pool: Pool, pages: readonly PageCommit[], hooks: 
     const fresh = new Set(locked.rows.map((r) => r.id));
     const outcomes: PageOutcome[] = pages.map((p) => ({ ok: false, error: new StaleSliceError(p.sliceId, p.expectedCursor) }));
     const live = prepared.filter((p) => fresh.has(p.page.sliceId));
-    // Jobs in id order, pages of a job in slice-id order: every batch takes job rows in one order.
+    // Jobs in id order, pages of a job in slice-id order. Job rows are updated by one statement at
+    // the end, in no set order: with several jobs in the batch, lock them first, by id, so every
+    // transaction takes job rows in one order (after the slice rows, as everywhere).
     const jobs = [...new Set(live.map((p) => p.page.jobId))].sort(compareIds);
+    if (jobs.length > 1) await client.query({ name: 'harvest_lock_jobs', text: LOCK_JOBS_SQL, values: [jobs] });
+    const advances: Array<Advance & { index: number }> = [];
     for (const jobId of jobs) {
       const group = live.filter((p) => p.page.jobId === jobId).sort((a, b) => compareIds(a.page.sliceId, b.page.sliceId));
       const rows = mergeCollected(group.map((p) => p.collected));
@@ -211,10 +241,15 @@ async function commitBatchOnce(pool: Pool, pages: readonly PageCommit[], hooks: 
           collected.provenance.map((p) => p[0]),
           newUserIds,
         );
-        const stalePages = await advance(client, page, collected, newTweets, newUsers);
+        advances.push({ index, page, collected, newTweets, newUsers });
+      }
+    }
+    if (advances.length > 0) {
+      const stale = await advanceAll(client, advances);
+      for (const { index, page, collected, newTweets, newUsers } of advances) {
         outcomes[index] = {
           ok: true,
-          result: { newTweets, newUsers, tweetsStored: collected.tweets.length, usersStored: collected.users.length, stalePages },
+          result: { newTweets, newUsers, tweetsStored: collected.tweets.length, usersStored: collected.users.length, stalePages: stale.get(page.sliceId) ?? 0 },
         };
       }
     }
