@@ -48,9 +48,10 @@ function databaseUrl(name: string): string {
   return url.toString();
 }
 
-export async function startBenchEnv(simulator: SimulatorOptions): Promise<BenchEnv> {
-  const key = 'bench-key-1';
-  const sim = await startSimulator({ keys: [{ key, quota: 10_000_000 }], ratePerKey: RATE_PER_KEY, ...simulator });
+/** `keys`: how many API keys the simulator accepts and the workers use (each RATE_PER_KEY req/s). */
+export async function startBenchEnv(simulator: SimulatorOptions, options: { keys?: number } = {}): Promise<BenchEnv> {
+  const keys = Array.from({ length: Math.max(1, options.keys ?? 1) }, (_, i) => `bench-key-${i + 1}`);
+  const sim = await startSimulator({ keys: keys.map((key) => ({ key, quota: 10_000_000 })), ratePerKey: RATE_PER_KEY, ...simulator });
   const name = `harvest_bench_${randomBytes(5).toString('hex')}`;
   const prefix = `hbench_${randomBytes(5).toString('hex')}`;
   const url = databaseUrl(name);
@@ -69,7 +70,7 @@ export async function startBenchEnv(simulator: SimulatorOptions): Promise<BenchE
     await migrate(url);
     const env: Record<string, string> = {
       HARVEST_BASE_URL: sim.url,
-      HARVEST_API_KEYS: key,
+      HARVEST_API_KEYS: keys.join(','),
       DATABASE_URL: url,
       REDIS_URL,
       HARVEST_REDIS_PREFIX: prefix,
@@ -97,9 +98,9 @@ export async function startBenchEnv(simulator: SimulatorOptions): Promise<BenchE
   }
 }
 
-/** A `harvest worker` child process (default concurrency, as an operator would run it). */
-export function startWorker(env: Record<string, string>): ChildProcess {
-  const child = spawn(process.execPath, [BIN, 'worker'], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+/** A `harvest worker` child process (default concurrency, as an operator would run it, unless `args` say). */
+export function startWorker(env: Record<string, string>, args: readonly string[] = []): ChildProcess {
+  const child = spawn(process.execPath, [BIN, 'worker', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
   let tail = '';
   child.stderr?.on('data', (chunk: Buffer) => {
     tail = (tail + chunk.toString()).slice(-2000);

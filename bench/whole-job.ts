@@ -1,0 +1,43 @@
+/**
+ * Whole-job utilization (issue 13, item 1): a search backfill of a few hundred requests (300–800 ms
+ * latency), counted from its first request to its last response, on one key (one worker process,
+ * default concurrency) and on three keys (one worker process, `--concurrency 64`: the default 16
+ * slices cannot keep 60 req/s busy). Each run has its own database and simulator (same world).
+ * The key's limiter spaces grants 1025/20 ms apart, so a run of N requests can reach at most
+ * N / ((N − 1) × 51.25 ms + one latency) / 20: 0.96 at N = 650, which is why the runs are ~650
+ * (1 key) and ~1,900 (3 keys) requests long rather than 300.
+ */
+import { benchWorld, pickRanges, SEARCH_PAGE_SIZE } from './backfill.ts';
+import { round, startBenchEnv } from './env.ts';
+import { runSearchJob, wholeJobUtilization } from './run-job.ts';
+
+const ONE_KEY_TWEETS = Number(process.env.BENCH_WHOLE_JOB_TWEETS ?? 12_000);
+
+export async function runWholeJobBench(): Promise<Record<string, number>> {
+  const world = benchWorld();
+  const out: Record<string, number> = {};
+  for (const keys of [1, 3]) {
+    const [range] = pickRanges(world, 1, ONE_KEY_TWEETS * keys);
+    const env = await startBenchEnv({ world, latencyMs: [300, 800] }, { keys });
+    try {
+      const run = await runSearchJob(
+        env,
+        { query: 'lang:en', since: range!.since, until: range!.until },
+        { processes: 1, workerArgs: keys > 1 ? ['--concurrency', '64'] : [], expectedPages: range!.tweets / SEARCH_PAGE_SIZE },
+      );
+      const u = wholeJobUtilization(run.search, keys);
+      process.stderr.write(
+        `  whole job, ${keys} key(s): ${range!.since}..${range!.until} requests ${run.search.length} tweets ${run.tweets} utilization ${u.toFixed(3)} 429s ${run.status429} load ${run.loadAvg.toFixed(2)}\n`,
+      );
+      const name = keys === 1 ? '1key' : `${keys}keys`;
+      out[`rate_utilization_whole_job_${name}`] = round(u);
+      out[`whole_job_requests_${name}`] = run.search.length;
+      out[`whole_job_tweets_per_request_${name}`] = round(run.tweets / Math.max(1, run.search.length), 2);
+      out[`whole_job_429s_${name}`] = run.status429;
+      out.whole_job_load_avg = round(run.loadAvg, 2);
+    } finally {
+      await env.close();
+    }
+  }
+  return out;
+}
