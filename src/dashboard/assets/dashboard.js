@@ -82,7 +82,7 @@
         scales: { x: { time: true }, y: { range: (u, min, max) => [0, Math.max(opts.minMax || 1, max)] } },
         axes: [
           { stroke: '#8b93a7', grid: { show: false }, ticks: { show: false }, font: '10px system-ui', space: 60 },
-          { stroke: '#8b93a7', grid: { stroke: '#2a3142', width: 1 }, ticks: { show: false }, font: '10px system-ui', size: 34 },
+          { stroke: '#8b93a7', grid: { stroke: '#2a3142', width: 1 }, ticks: { show: false }, font: '10px system-ui', size: 34, space: 16 },
         ],
         series: [{}, { stroke: opts.color || '#5ab0ff', fill: opts.fill || 'rgba(90,176,255,0.18)', width: 1.5, paths: opts.bars ? uPlot.paths.bars({ size: [0.8, 40] }) : undefined, points: { show: false } }],
       },
