@@ -27,9 +27,9 @@ export interface NewEvent {
   dedupeKey?: string | null;
 }
 
-/** Events older than this are no longer delivered (a webhook added later does not get a backlog) and are pruned. */
+/** Events are pruned after this long. */
 export const EVENT_MAX_AGE_MS = 7 * 24 * 3_600_000;
-/** A pending delivery is given up after this long of failures. */
+/** Events older than this are no longer sent: a failing delivery is given up, a webhook added later gets only the last day's. */
 export const DELIVERY_GIVE_UP_MS = 24 * 3_600_000;
 
 /** Records an event in the caller's transaction; returns false when its dedupe key was already used. */
@@ -101,9 +101,7 @@ export async function claimDueEvents(db: Queryable, target: string, limit: numbe
        SELECT o.id FROM outbox o
          LEFT JOIN outbox_deliveries d ON d.outbox_id = o.id AND d.target = $1
         WHERE o.created_at > now() - make_interval(secs => $4::float8 / 1000)
-          AND (d.outbox_id IS NULL
-               OR (d.delivered_at IS NULL AND d.next_attempt_at <= now()
-                   AND o.created_at > now() - make_interval(secs => $5::float8 / 1000)))
+          AND (d.outbox_id IS NULL OR (d.delivered_at IS NULL AND d.next_attempt_at <= now()))
         ORDER BY o.id LIMIT $2
         FOR UPDATE OF o SKIP LOCKED),
      claimed AS (
@@ -113,7 +111,7 @@ export async function claimDueEvents(db: Queryable, target: string, limit: numbe
        RETURNING outbox_id, attempts)
      SELECT o.id::text, o.event_id::text, o.type, o.job_id::text, o.payload, o.created_at, c.attempts
        FROM claimed c JOIN outbox o ON o.id = c.outbox_id ORDER BY o.id`,
-    [target, limit, leaseMs, EVENT_MAX_AGE_MS, DELIVERY_GIVE_UP_MS],
+    [target, limit, leaseMs, DELIVERY_GIVE_UP_MS],
   );
   return rows.map((r) => ({
     outboxId: r.id,
