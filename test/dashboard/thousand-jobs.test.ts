@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDashboardHandler, startDashboardServer, type DashboardServer } from '../../src/dashboard/server.ts';
 import { loadOverview } from '../../src/dashboard/source.ts';
+import { HarvestMetrics, startMetricsServer } from '../../src/jobs/metrics.ts';
 import { runCli } from '../helpers/cli.ts';
 import { useHarness } from '../helpers/harness.ts';
 import { launchBrowser, type Browser } from './browser.ts';
@@ -89,6 +90,31 @@ describe('dashboard with 1,000 jobs', () => {
     expect(Date.now() - t).toBeLessThan(500);
     await page.close();
   }, 60_000);
+});
+
+describe('the worker serves the dashboard beside /metrics', () => {
+  const h = useHarness();
+
+  it('answers / and /events with the dashboard, /metrics with Prometheus text, anything else 404', async () => {
+    const handler = createDashboardHandler(h.services);
+    const metrics = new HarvestMetrics({ defaultMetrics: false });
+    const server = await startMetricsServer(0, metrics, '127.0.0.1', (req, res) => handler.handle(req, res));
+    try {
+      const base = `http://127.0.0.1:${server.port}`;
+      const page = await fetch(`${base}/`);
+      expect(page.status).toBe(200);
+      expect(await page.text()).toContain('/assets/dashboard.js');
+      const overview = (await (await fetch(`${base}/api/overview`)).json()) as { total: number; keys: Array<{ fingerprint: string }> };
+      expect(overview.total).toBe(0);
+      expect(overview.keys.map((k) => k.fingerprint)).toEqual(h.config.apiKeys.map((k) => k.fingerprint));
+      const text = await (await fetch(`${base}/metrics`)).text();
+      expect(text).toContain('harvest_requests_total');
+      expect((await fetch(`${base}/nope`)).status).toBe(404);
+    } finally {
+      await handler.close();
+      await server.close();
+    }
+  });
 });
 
 describe('harvest dashboard: bad input', () => {
