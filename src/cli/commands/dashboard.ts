@@ -31,6 +31,11 @@ export function registerDashboardCommand(program: Command, state: CliState): voi
       const port = parseNonNegativeInt(o.port, '--port', { max: 65535 });
       const { host, warning } = parseDashboardHost(o.host, o.allowRemote);
       const runtime = cliRuntime(state, { quiet: true });
+      // The limiter's state is read per configured key: give the workers' keys (only their
+      // fingerprints are shown; none is used for a request).
+      if (runtime.config.apiKeys.length === 0) {
+        throw new InputError('HARVEST_API_KEYS is not set: give the same keys as the workers (the dashboard shows each by fingerprint and sends no request)');
+      }
       await withServices(runtime, async (services) => {
         const handler = createDashboardHandler(services, { logger: runtime.logger });
         const server = await startDashboardServer(handler, port, host, runtime.logger);
