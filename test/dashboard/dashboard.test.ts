@@ -71,11 +71,10 @@ describe('dashboard in a browser', () => {
     expect(await page.content()).not.toContain(KEYS[1]);
 
     // The watch's first pass ends and the page shows when the next one is due.
-    await expect.poll(() => page.locator(`#watches-table tr[data-watch="${watchId}"] [data-role=next-pass]`).textContent(), { timeout: 25_000 }).toMatch(/^in (59|60) m/);
+    await expect.poll(() => page.locator(`#watches-table tr[data-watch="${watchId}"] [data-role=next-pass]`).textContent(), { timeout: 25_000 }).toMatch(/^in (59 m|1 h 0 m)/);
     await expect.poll(() => page.locator(`#jobs-table tr[data-job="${watchId}"] [data-role=state]`).textContent(), { timeout: 25_000 }).toMatch(/^scheduled \(next pass in/);
 
-    // Some progress and a chart in the picture, then the screenshot (test-artifacts/, gitignored).
-    await expect.poll(() => progressOf(page, backfillId), { timeout: 20_000, interval: 300 }).toBeGreaterThan(0.3);
+    // A chart in the picture, then the screenshot (test-artifacts/, gitignored).
     await page.locator('.key canvas').first().waitFor();
     await mkdir('test-artifacts', { recursive: true });
     await page.screenshot({ path: 'test-artifacts/dashboard.png', fullPage: true });
