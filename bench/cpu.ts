@@ -56,7 +56,11 @@ async function recordBodies(): Promise<string[]> {
 
 /** A pool whose one client answers every statement at once, after preparing its parameters as pg does. */
 function recordingPool(): Pool {
-  const result = { rows: [{ stored: 20, new_tweets: 20, new_users: 5, slices: 1, jobs: 1, n: 1 }], rowCount: 1 };
+  // One row that answers every statement: the lock and the advance find slice '1'.
+  const result = {
+    rows: [{ id: '1', stored: 20, new_tweets: 20, new_ids: [], slices: 1, jobs: 1, n: 1, stale_pages: 0, pages: '1', job_tweets: '20' }],
+    rowCount: 1,
+  };
   // An emitter, as pg's client is: the store listens for connection errors while it holds one.
   const client = Object.assign(new EventEmitter(), {
     query(config: string | pg.QueryConfig) {

@@ -100,7 +100,9 @@ export async function startBenchEnv(simulator: SimulatorOptions, options: { keys
 
 /** A `harvest worker` child process (default concurrency, as an operator would run it, unless `args` say). */
 export function startWorker(env: Record<string, string>, args: readonly string[] = []): ChildProcess {
-  const child = spawn(process.execPath, [BIN, 'worker', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  // BENCH_WORKER_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`) profiles the workers.
+  const nodeArgs = (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter((a) => a.length > 0);
+  const child = spawn(process.execPath, [...nodeArgs, BIN, 'worker', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
   let tail = '';
   child.stderr?.on('data', (chunk: Buffer) => {
     tail = (tail + chunk.toString()).slice(-2000);

@@ -17,7 +17,7 @@ import type { RequestPriority } from '../api-client/gate.ts';
 import { AppError, ErrorCode, InputError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { AttemptRecord } from '../api-client/index.ts';
-import { commitPage, type CommitResult, type PageCommit } from '../store/commit-page.ts';
+import { commitPages, type CommittedPage, type PageCommit } from '../store/commit-page.ts';
 import { recordRequests } from '../store/jobs.ts';
 import type { Pool } from '../store/db.ts';
 import { isLiveJobStatus, SliceStatus } from '../store/states.ts';
@@ -73,14 +73,21 @@ export interface SliceRunnerDeps {
    * Commits a page with its cursor; the worker passes its GroupCommitter (pages ready together
    * share one transaction). Default: commitPage, one transaction per page.
    */
-  commit?(page: PageCommit): Promise<CommitResult>;
+  commit?(page: PageCommit): Promise<CommittedPage>;
 }
 
 export function cursorHash(cursor: string): string {
   return createHash('sha1').update(cursor).digest('hex').slice(0, 16);
 }
 
-type Step = { kind: 'continue' } | { kind: 'stop'; outcome: TaskOutcome } | { kind: 'reload'; slice: SliceForRun };
+type Step = { kind: 'continue' } | { kind: 'next'; slice: SliceForRun } | { kind: 'stop'; outcome: TaskOutcome } | { kind: 'reload'; slice: SliceForRun };
+
+/** One page in its own transaction (no group committer given). */
+async function commitAlone(pool: Pool, page: PageCommit): Promise<CommittedPage> {
+  const [outcome] = await commitPages(pool, [page]);
+  if (!outcome!.ok) throw outcome!.error;
+  return { result: outcome!.result, after: outcome!.after };
+}
 
 /** A stored slice whose kind this version does not know, or whose params no longer parse, is permanent. */
 function handlerOf(slice: SliceForRun): SliceHandler<unknown> {
@@ -149,11 +156,13 @@ export async function runSlice(sliceId: string, deps: SliceRunnerDeps): Promise<
       slice = step.slice;
       continue;
     }
-    const reloaded = await loadSliceForRun(deps.pool, slice.id);
+    if (step.kind !== 'next') continue;
+    // The slice as the commit left it (read under its locks): no second read per page.
+    const reloaded = step.slice;
     // A slice holds its place in the parallelism for the request AND the commit and bookkeeping
     // after it; the limiter wait is left out (that is time the slice does not need).
     deps.onCycle?.(attempts.reduce((sum, a) => sum + a.durationMs, 0) + (performance.now() - fetchedAt));
-    if (!reloaded || reloaded.status !== SliceStatus.RUNNING || reloaded.lease !== lease) return { kind: 'done' };
+    if (reloaded.status !== SliceStatus.RUNNING || reloaded.lease !== lease) return { kind: 'done' };
     if (!isLiveJobStatus(reloaded.job.status)) return { kind: 'done' };
     slice = reloaded;
   }
@@ -192,9 +201,10 @@ async function commitAndDecide(
   // Before the commit that ends the walk, so a slice is never done without its reason (audit).
   if (done) await recordSliceEnd(deps.pool, slice.id, endReason);
   let result;
+  let after;
   try {
-    const commit = deps.commit ?? ((p: PageCommit) => commitPage(deps.pool, p));
-    result = await commit({
+    const commit = deps.commit ?? ((p: PageCommit) => commitAlone(deps.pool, p));
+    ({ result, after } = await commit({
       jobId: slice.jobId,
       sliceId: slice.id,
       expectedCursor: slice.cursor,
@@ -215,7 +225,7 @@ async function commitAndDecide(
       })),
       ...(next !== null ? { recentCursorHash: cursorHash(next) } : {}),
       emptyPage: page.itemCount === 0,
-    });
+    }));
   } catch (error) {
     if (error instanceof AppError && error.code === ErrorCode.STALE_SLICE) {
       // The page is dropped, but its requests were spent: account for them all the same.
@@ -267,14 +277,32 @@ async function commitAndDecide(
   }
 
   const kind = jobKindOf(slice);
-  const jobStop = kind.stopAt?.(kind.params.parse(slice.job.params), { tweets: slice.job.tweets + result.newTweets }) ?? null;
+  // The job's count as this commit left it (other slices' pages included).
+  const jobStop = kind.stopAt?.(kind.params.parse(slice.job.params), { tweets: after.jobTweets }) ?? null;
   if (jobStop !== null) {
     await recordJobEnd(deps.pool, slice.jobId, SliceEndReason.MAX_TWEETS);
     await endJob(deps.pool, slice.jobId, jobStop);
     return { kind: 'stop', outcome: { kind: 'done' } };
   }
   if (verdict.split) await split(slice, verdict.split, deps, log);
-  return { kind: 'continue' };
+  const walked: SliceForRun = {
+    ...slice,
+    params: after.params,
+    status: after.status as SliceForRun['status'],
+    cursor: after.cursor,
+    recentCursors: after.recentCursors,
+    pages: after.pages,
+    emptyPages: after.emptyPages,
+    stalePages: result.stalePages,
+    lease: after.lease,
+    job: { ...slice.job, status: after.jobStatus as SliceForRun['job']['status'], tweets: after.jobTweets },
+  };
+  // A split of our own just now moved our bound: the params read before it must not be walked on.
+  if (verdict.split) {
+    const reread = await loadSliceForRun(deps.pool, slice.id);
+    if (reread) return { kind: 'next', slice: reread };
+  }
+  return { kind: 'next', slice: walked };
 }
 
 /**

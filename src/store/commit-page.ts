@@ -66,6 +66,23 @@ export interface CommitResult {
   stalePages: number;
 }
 
+/**
+ * The slice and its job as a commit left them (read under the commit's row locks): the walk goes
+ * on from here without reading the slice again (one round trip fewer per page). `params` carries a
+ * split's new bound; `jobStatus` a pause or cancel committed before this page.
+ */
+export interface SliceAfterCommit {
+  cursor: string | null;
+  status: string;
+  lease: string | null;
+  params: unknown;
+  pages: number;
+  emptyPages: number;
+  recentCursors: string[];
+  jobStatus: string;
+  jobTweets: number;
+}
+
 // Every page's guard in one statement; rows are locked in id order (LockRows runs above the sort).
 const LOCK_SLICES_SQL = `SELECT s.id::text AS id FROM job_slices s
   JOIN unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[]) AS g(id, job_id, cursor, lease)
@@ -113,7 +130,7 @@ s AS (
   FROM gn
   WHERE js.id = gn.slice_id AND js.job_id = gn.job_id AND js.cursor IS NOT DISTINCT FROM gn.expected AND js.status IN ('pending', 'running')
     AND (gn.lease IS NULL OR js.lease IS NOT DISTINCT FROM gn.lease)
-  RETURNING js.id, js.stale_pages
+  RETURNING js.id, js.job_id, js.stale_pages, js.cursor, js.status, js.lease, js.params, js.pages, js.empty_pages, js.recent_cursors
 ),
 totals AS (
   SELECT gn.job_id, count(*) AS pages, sum(gn.new_tweets) AS tweets, sum(gn.new_users) AS users, sum(gn.requests) AS requests
@@ -128,17 +145,25 @@ j AS (
     started_at = coalesce(jobs.started_at, now()),
     updated_at = now()
   FROM totals WHERE jobs.id = totals.job_id
-  RETURNING 1
+  RETURNING jobs.id, jobs.status, jobs.tweets
 )
-SELECT s.id::text AS id, s.stale_pages::int AS stale_pages, (SELECT count(*) FROM j)::int AS jobs FROM s`;
+SELECT s.id::text AS id, s.stale_pages::int AS stale_pages, s.cursor, s.status, s.lease, s.params, s.pages::text AS pages,
+  s.empty_pages, s.recent_cursors, j.status AS job_status, j.tweets::text AS job_tweets
+FROM s LEFT JOIN j ON j.id = s.job_id`;
 
 /** Test seam: runs inside the transaction after the tweets are written (inject a failure there). */
 export interface CommitHooks {
   afterTweets?: (client: PoolClient) => Promise<void>;
 }
 
+/** A committed page: its result and its slice as the commit left it. */
+export interface CommittedPage {
+  result: CommitResult;
+  after: SliceAfterCommit;
+}
+
 /** What became of one page of a group commit. */
-export type PageOutcome = { ok: true; result: CommitResult } | { ok: false; error: unknown };
+export type PageOutcome = ({ ok: true } & CommittedPage) | { ok: false; error: unknown };
 
 interface Prepared {
   index: number;
@@ -160,12 +185,26 @@ interface Advance {
   newUsers: number;
 }
 
-/** Advances every page's slice; returns each slice's run of stale pages by slice id. */
-async function advanceAll(client: PoolClient, rows: readonly Advance[]): Promise<Map<string, number>> {
+interface AdvanceRow {
+  id: string;
+  stale_pages: number;
+  cursor: string | null;
+  status: string;
+  lease: string | null;
+  params: unknown;
+  pages: string;
+  empty_pages: number;
+  recent_cursors: string[];
+  job_status: string;
+  job_tweets: string;
+}
+
+/** Advances every page's slice; returns each slice's state after the commit by slice id. */
+async function advanceAll(client: PoolClient, rows: readonly Advance[]): Promise<Map<string, AdvanceRow>> {
   const col = <T>(fn: (r: Advance) => T): T[] => rows.map(fn);
   const requests = rows.flatMap(({ page }) => (page.requests ?? []).map((r) => ({ ...r, jobId: page.jobId, sliceId: page.sliceId })));
   const ranges = rows.map((r) => idRange(r.collected.pageTweetIds));
-  const advanced = await client.query<{ id: string; stale_pages: number }>({
+  const advanced = await client.query<AdvanceRow>({
     name: 'harvest_advance_slices',
     text: ADVANCE_SQL,
     values: [
@@ -192,7 +231,7 @@ async function advanceAll(client: PoolClient, rows: readonly Advance[]): Promise
       requests.map((r) => r.sliceId),
     ],
   });
-  const stale = new Map(advanced.rows.map((r) => [r.id, r.stale_pages]));
+  const stale = new Map(advanced.rows.map((r) => [r.id, r]));
   // The slice rows are locked by this transaction with the expected cursors: a miss here is a bug,
   // and throwing rolls the batch back (its pages are then retried one by one).
   const missed = rows.find((r) => !stale.has(r.page.sliceId));
@@ -263,9 +302,22 @@ async function commitBatchOnce(pool: Pool, pages: readonly PageCommit[], hooks: 
     if (advances.length > 0) {
       const stale = await advanceAll(client, advances);
       for (const { index, page, collected, newTweets, newUsers } of advances) {
+        const r = stale.get(page.sliceId)!;
+        const after: SliceAfterCommit = {
+          cursor: r.cursor,
+          status: r.status,
+          lease: r.lease,
+          params: r.params,
+          pages: Number(r.pages),
+          emptyPages: r.empty_pages,
+          recentCursors: r.recent_cursors,
+          jobStatus: r.job_status,
+          jobTweets: Number(r.job_tweets),
+        };
         outcomes[index] = {
           ok: true,
-          result: { newTweets, newUsers, tweetsStored: collected.tweets.length, usersStored: collected.users.length, stalePages: stale.get(page.sliceId) ?? 0 },
+          result: { newTweets, newUsers, tweetsStored: collected.tweets.length, usersStored: collected.users.length, stalePages: r.stale_pages },
+          after,
         };
       }
     }

@@ -10,7 +10,7 @@
  * with many keys (or a slow database) batches grow with the load, which is when sharing COMMIT,
  * the WAL record and the index work pays.
  */
-import { commitPages, type CommitResult, type PageCommit } from './commit-page.ts';
+import { commitPages, type CommittedPage, type PageCommit } from './commit-page.ts';
 import type { Pool } from './db.ts';
 
 export interface GroupCommitOptions {
@@ -22,7 +22,7 @@ export interface GroupCommitOptions {
 
 interface Waiting {
   page: PageCommit;
-  resolve(result: CommitResult): void;
+  resolve(committed: CommittedPage): void;
   reject(error: unknown): void;
 }
 
@@ -43,8 +43,8 @@ export class GroupCommitter {
   }
 
   /** Commits the page with the next batch; rejects with StaleSliceError when its guard fails. */
-  commit(page: PageCommit): Promise<CommitResult> {
-    return new Promise<CommitResult>((resolve, reject) => {
+  commit(page: PageCommit): Promise<CommittedPage> {
+    return new Promise<CommittedPage>((resolve, reject) => {
       this.#queue.push({ page, resolve, reject });
       this.#schedule();
     });
@@ -77,7 +77,7 @@ export class GroupCommitter {
         .then((outcomes) => {
           batch.forEach((w, i) => {
             const o = outcomes[i]!;
-            if (o.ok) w.resolve(o.result);
+            if (o.ok) w.resolve({ result: o.result, after: o.after });
             else w.reject(o.error);
           });
         })

@@ -149,7 +149,9 @@ describe('GroupCommitter', () => {
     const results = await Promise.all(
       s.sliceIds.map((sliceId, i) => committer.commit(page(s.jobId, sliceId, { tweets: [makeTweet(id(), author)], nextCursor: `g${i}` }))),
     );
-    expect(results.map((r) => r.newTweets)).toEqual([1, 1, 1, 1, 1, 1]);
+    expect(results.map((r) => r.result.newTweets)).toEqual([1, 1, 1, 1, 1, 1]);
+    expect(results.map((r) => r.after.cursor)).toEqual(['g0', 'g1', 'g2', 'g3', 'g4', 'g5']);
+    expect(results[0]!.after).toMatchObject({ pages: 1, status: 'running', jobTweets: 6, jobStatus: expect.any(String) });
     expect(committer.stats).toEqual({ batches: 1, pages: 6 });
     expect((await writers(s.sliceIds)).size).toBe(1);
   });
