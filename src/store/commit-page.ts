@@ -18,7 +18,7 @@
  * first (all of the batch's, by id, in one statement), then job rows (by id).
  */
 import type { CanonicalTweet, CanonicalUser } from '../api-client/canonical.ts';
-import { SqlState, sqlState, withClient, type Pool, type PoolClient } from './db.ts';
+import { SqlState, sqlState, withTransaction, type Pool, type PoolClient } from './db.ts';
 import { upsertEdges, type EdgeBatch } from './edges.ts';
 import { StaleSliceError } from './errors.ts';
 import { collectPage, compareIds, idRange, mergeCollected, type CollectedPage } from './page-rows.ts';
@@ -239,25 +239,11 @@ async function advanceAll(client: PoolClient, rows: readonly Advance[]): Promise
   return stale;
 }
 
-/**
- * withTransaction with asynchronous commit, begun in ONE round trip (a page costs ~7 round trips,
- * each ~0.1-0.2 ms of CPU in the worker and a writev). The pages and their cursors commit
- * together, so a commit lost to a Postgres crash loses both: each slice resumes from the cursor
- * before and its page is fetched again. Waiting for the WAL flush buys nothing but 1-3 ms.
- */
-function inTransaction<T>(pool: Pool, fn: (client: PoolClient) => Promise<T>): Promise<T> {
-  return withClient(pool, async (client) => {
-    await client.query('BEGIN; SET LOCAL synchronous_commit = off');
-    try {
-      const result = await fn(client);
-      await client.query('COMMIT');
-      return result;
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    }
-  });
-}
+// The pages and their cursors commit together (asynchronous commit, begun in one round trip): a
+// commit lost to a Postgres crash loses both, so each slice resumes from the cursor before and its
+// page is fetched again. Waiting for the WAL flush buys nothing but 1-3 ms per batch.
+const inTransaction = <T>(pool: Pool, fn: (client: PoolClient) => Promise<T>): Promise<T> =>
+  withTransaction(pool, fn, { asyncCommit: true });
 
 /** One transaction for pages of distinct slices. */
 async function commitBatchOnce(pool: Pool, pages: readonly PageCommit[], hooks: CommitHooks): Promise<PageOutcome[]> {

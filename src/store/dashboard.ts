@@ -6,6 +6,7 @@
  * api_requests through its (at, …) index, and nothing here scans tweets except one job's own.
  */
 import type { Queryable } from './db.ts';
+import { JOB_PROGRESS_COLUMNS } from './job-progress.ts';
 import { TWITTER_EPOCH_MS } from './snowflake.ts';
 
 export interface DashboardJobRow {
@@ -58,16 +59,7 @@ const JOBS_PAGE_SQL = `
   SELECT j.id::text, j.kind, j.status, j.params, j.tweets::text, j.requests_spent::text, j.max_requests::text,
          j.note, j.error_message, j.created_at, j.started_at, j.finished_at,
          (SELECT count(*)::int FROM api_requests r WHERE r.job_id = j.id AND r.at > now() - interval '60 seconds') AS recent_requests,
-         (SELECT jsonb_object_agg(status, n) FROM (SELECT status, count(*)::int AS n FROM job_slices
-            WHERE job_id = j.id GROUP BY status) c) AS slices,
-         (SELECT sum((s.params->>'untilMs')::float8 - (s.params->>'sinceMs')::float8) FROM job_slices s
-           WHERE s.job_id = j.id AND s.kind = 'search' AND s.parent_id IS NULL AND s.params ? 'sinceMs') AS range_total,
-         (SELECT sum(GREATEST(0,
-                    LEAST((s.params->>'untilMs')::float8,
-                          coalesce(((s.oldest_tweet_id >> 22) + ${TWITTER_EPOCH_MS})::float8, 'infinity'))
-                  - GREATEST((s.params->>'sinceMs')::float8, coalesce((s.params->>'stopBelowMs')::float8, '-infinity'))))
-            FROM job_slices s
-           WHERE s.job_id = j.id AND s.kind = 'search' AND s.status IN ('pending', 'running') AND s.params ? 'sinceMs') AS range_left,
+         ${JOB_PROGRESS_COLUMNS},
          (w.job_id IS NOT NULL) AS is_watch, w.next_due_at
     FROM page j LEFT JOIN watches w ON w.job_id = j.id
    ORDER BY j.id DESC`;

@@ -138,10 +138,18 @@ export async function withClient<T>(pool: Pool, fn: (client: PoolClient) => Prom
   }
 }
 
-/** Runs fn in one transaction on one client: COMMIT when it resolves, ROLLBACK when it throws. */
-export async function withTransaction<T>(pool: Pool, fn: (client: PoolClient) => Promise<T>): Promise<T> {
+/**
+ * Runs fn in one transaction on one client: COMMIT when it resolves, ROLLBACK when it throws.
+ * `asyncCommit` begins it with `SET LOCAL synchronous_commit = off` in the same round trip: the
+ * commit does not wait for the WAL flush, so a Postgres crash may lose it whole (never half).
+ */
+export async function withTransaction<T>(
+  pool: Pool,
+  fn: (client: PoolClient) => Promise<T>,
+  options: { asyncCommit?: boolean } = {},
+): Promise<T> {
   return withClient(pool, async (client) => {
-    await client.query('BEGIN');
+    await client.query(options.asyncCommit ? 'BEGIN; SET LOCAL synchronous_commit = off' : 'BEGIN');
     try {
       const result = await fn(client);
       await client.query('COMMIT');

@@ -4,7 +4,7 @@
  */
 import type { Queryable } from './db.ts';
 import type { JobRow } from './jobs.ts';
-import { TWITTER_EPOCH_MS } from './snowflake.ts';
+import { JOB_PROGRESS_COLUMNS } from './job-progress.ts';
 
 /** Median response time of the last 200 requests, or null when there are none yet. */
 export async function recentLatencyMs(db: Queryable): Promise<number | null> {
@@ -69,16 +69,7 @@ const SNAPSHOT_SQL = `
   SELECT j.id::text, j.kind, j.status, j.params, j.pages::text, j.tweets::text, j.users::text,
          j.requests_spent::text, j.max_requests::text, j.note, j.error_code, j.error_message,
          j.created_at, j.started_at, j.finished_at,
-         (SELECT jsonb_object_agg(status, n) FROM (SELECT status, count(*)::int AS n FROM job_slices
-            WHERE job_id = j.id GROUP BY status) c) AS slices,
-         (SELECT sum((s.params->>'untilMs')::float8 - (s.params->>'sinceMs')::float8) FROM job_slices s
-           WHERE s.job_id = j.id AND s.kind = 'search' AND s.parent_id IS NULL AND s.params ? 'sinceMs') AS range_total,
-         (SELECT sum(GREATEST(0,
-                    LEAST((s.params->>'untilMs')::float8,
-                          coalesce(((s.oldest_tweet_id >> 22) + ${TWITTER_EPOCH_MS})::float8, 'infinity'))
-                  - GREATEST((s.params->>'sinceMs')::float8, coalesce((s.params->>'stopBelowMs')::float8, '-infinity'))))
-            FROM job_slices s
-           WHERE s.job_id = j.id AND s.kind = 'search' AND s.status IN ('pending', 'running') AND s.params ? 'sinceMs') AS range_left,
+         ${JOB_PROGRESS_COLUMNS},
          w.every_seconds, w.passes, w.next_due_at, w.last_pass_new, w.high_watermark_id::text AS watermark, w.gaps,
          (w.job_id IS NOT NULL) AS is_watch
     FROM jobs j LEFT JOIN watches w ON w.job_id = j.id`;

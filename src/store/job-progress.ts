@@ -1,0 +1,19 @@
+/**
+ * How far a job got, as SELECT columns over a job row aliased `j`: its slices by status
+ * (`slices`, jsonb), and for searches the planned range (`range_total`, ms, from the unsplit
+ * slices) and what the walking slices still have to go (`range_left`): a walking search slice
+ * still has [max(sinceMs, stopBelowMs), min(untilMs, oldest seen)) to walk. `harvest status` and
+ * the dashboard read progress through these same columns.
+ */
+import { TWITTER_EPOCH_MS } from './snowflake.ts';
+
+export const JOB_PROGRESS_COLUMNS = `(SELECT jsonb_object_agg(status, n) FROM (SELECT status, count(*)::int AS n FROM job_slices
+            WHERE job_id = j.id GROUP BY status) c) AS slices,
+         (SELECT sum((s.params->>'untilMs')::float8 - (s.params->>'sinceMs')::float8) FROM job_slices s
+           WHERE s.job_id = j.id AND s.kind = 'search' AND s.parent_id IS NULL AND s.params ? 'sinceMs') AS range_total,
+         (SELECT sum(GREATEST(0,
+                    LEAST((s.params->>'untilMs')::float8,
+                          coalesce(((s.oldest_tweet_id >> 22) + ${TWITTER_EPOCH_MS})::float8, 'infinity'))
+                  - GREATEST((s.params->>'sinceMs')::float8, coalesce((s.params->>'stopBelowMs')::float8, '-infinity'))))
+            FROM job_slices s
+           WHERE s.job_id = j.id AND s.kind = 'search' AND s.status IN ('pending', 'running') AND s.params ? 'sinceMs') AS range_left`;
