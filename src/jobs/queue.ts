@@ -186,8 +186,8 @@ export interface QueueWorkerOptions {
   runWatchTick(tick: WatchTick): Promise<void>;
   /** A slice's last attempt failed: record it as failed in Postgres. */
   onFinalFailure(task: SliceTask, error: Error): Promise<void>;
-  /** ms a worker may stay silent before its active jobs count as stalled (kill -9 recovery). */
-  lockDurationMs?: number;
+  /** ms a worker may stay silent before its active jobs count as stalled (kill -9 recovery); HARVEST_LOCK_DURATION_MS. */
+  lockDurationMs: number;
 }
 
 /** The error a run threw, behind the UnrecoverableError that told BullMQ not to retry it (its code is what Postgres records). */
@@ -202,7 +202,7 @@ export class QueueWorkers {
 
   constructor(options: QueueWorkerOptions) {
     this.#fallback = new HarvestQueues(options.connection, options.prefix, options.logger);
-    const lockDuration = options.lockDurationMs ?? 15_000;
+    const lockDuration = options.lockDurationMs;
     const common = {
       connection: options.connection,
       prefix: bullPrefix(options.connection, options.prefix),
