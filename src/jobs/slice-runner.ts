@@ -22,7 +22,7 @@ import { recordRequests } from '../store/jobs.ts';
 import type { Pool } from '../store/db.ts';
 import { isLiveJobStatus, SliceStatus } from '../store/states.ts';
 import { sleep } from '../sleep.ts';
-import { recordJobEnd, recordSliceEnd, SliceEndReason } from '../store/slice-ends.ts';
+import { recordSliceEnd, SliceEndReason } from '../store/slice-ends.ts';
 import { walkingSlices } from '../store/slice-remainders.ts';
 import { finishFailedPass } from '../store/watches.ts';
 import {
@@ -280,8 +280,7 @@ async function commitAndDecide(
   // The job's count as this commit left it (other slices' pages included).
   const jobStop = kind.stopAt?.(kind.params.parse(slice.job.params), { tweets: after.jobTweets }) ?? null;
   if (jobStop !== null) {
-    await recordJobEnd(deps.pool, slice.jobId, SliceEndReason.MAX_TWEETS);
-    await endJob(deps.pool, slice.jobId, jobStop);
+    await endJob(deps.pool, slice.jobId, jobStop, SliceEndReason.MAX_TWEETS);
     return { kind: 'stop', outcome: { kind: 'done' } };
   }
   if (verdict.split) await split(slice, verdict.split, deps, log);
@@ -418,8 +417,7 @@ async function carryOut(decision: ErrorDecision, error: unknown, slice: SliceFor
       log.warn({ retryAt: new Date(decision.atMs).toISOString() }, 'paused: quota');
       return { kind: 'stop', outcome: { kind: 'later', atMs: decision.atMs } };
     case 'end-job':
-      await recordJobEnd(deps.pool, slice.jobId, SliceEndReason.BUDGET);
-      await endJob(deps.pool, slice.jobId, decision.note);
+      await endJob(deps.pool, slice.jobId, decision.note, SliceEndReason.BUDGET);
       return done;
     case 'retry-later':
       log.warn({ err: error }, 'back to the queue shortly');

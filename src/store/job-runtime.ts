@@ -7,6 +7,7 @@
 import type { Pool, PoolClient, Queryable } from './db.ts';
 import { withTransaction } from './db.ts';
 import { addJobEndedEvent, EventType } from './outbox.ts';
+import type { SliceEndReason } from './slice-ends.ts';
 import { isLiveJobStatus, type JobPriority, type JobStatus, type SliceStatus } from './states.ts';
 import { finishWatchPass } from './watches.ts';
 
@@ -276,13 +277,16 @@ export async function failJob(pool: Pool, jobId: string, errorCode: string, erro
 }
 
 /** Ends a job early but successfully (--max-tweets reached, --max-requests spent). */
-export async function endJob(pool: Pool, jobId: string, note: string): Promise<void> {
+export async function endJob(pool: Pool, jobId: string, note: string, reason: SliceEndReason): Promise<void> {
   await withTransaction(pool, async (client) => {
     await lockJobAndSlices(client, jobId);
+    // The end reason in the same statement that ends the slices: a walk that recorded its own end
+    // just before (recordSliceEnd, then a commit this transaction makes stale) is overwritten here,
+    // and one recording after it finds the slice ended and writes nothing.
     await client.query(
-      `UPDATE job_slices SET status = 'done', finished_at = now(), updated_at = now()
+      `UPDATE job_slices SET status = 'done', end_reason = $2, finished_at = now(), updated_at = now()
         WHERE job_id = $1::bigint AND status IN ('pending', 'running')`,
-      [jobId],
+      [jobId, reason],
     );
     await appendJobNote(client, jobId, note);
     const ended = await client.query(

@@ -27,14 +27,11 @@ export function isCompleteEnd(reason: string | null): boolean {
   return reason === SliceEndReason.END || reason === SliceEndReason.BOUND;
 }
 
+/**
+ * Records why a walk is ending, just before the commit or decision that ends it. Only a slice
+ * still walking takes it: one that the job's end (endJob) already ended keeps that reason, even
+ * when this walk's last page was fetched before and its commit is then refused as stale.
+ */
 export async function recordSliceEnd(db: Queryable, sliceId: string, reason: SliceEndReason): Promise<void> {
-  await db.query(`UPDATE job_slices SET end_reason = $2 WHERE id = $1::bigint`, [sliceId, reason]);
-}
-
-/** The job ends early (budget, --max-tweets): every slice still walking stops for that reason. */
-export async function recordJobEnd(db: Queryable, jobId: string, reason: SliceEndReason): Promise<void> {
-  await db.query(
-    `UPDATE job_slices SET end_reason = $2 WHERE job_id = $1::bigint AND status IN ('pending', 'running')`,
-    [jobId, reason],
-  );
+  await db.query(`UPDATE job_slices SET end_reason = $2 WHERE id = $1::bigint AND status IN ('pending', 'running')`, [sliceId, reason]);
 }
