@@ -206,6 +206,38 @@ export function repairSlices(report: AuditReport): NewSlice[] {
   ];
 }
 
+const isClaimed = (s: AuditSliceRow): boolean => s.status === 'pending' || s.status === 'running';
+
+/**
+ * What a repair queues now: the audit's uncovered ranges minus the whole range of every slice
+ * still pending or running (a repair slice no worker took yet covers nothing, but it will), and
+ * the unfinished walks no pending or running slice walks again.
+ */
+export function repairPlanSlices(input: AuditInput): NewSlice[] {
+  const report = auditFromInput(input);
+  const claimed = new Map<string, Span[]>();
+  const walking = new Set<string>();
+  for (const s of input.slices.filter(isClaimed)) {
+    if (isRanged(s)) {
+      const key = `${s.kind}:${JSON.stringify(withoutBounds(s.params))}`;
+      claimed.set(key, [...(claimed.get(key) ?? []), nominal(s)]);
+    } else {
+      walking.add(`${s.kind}:${JSON.stringify(s.params)}`);
+    }
+  }
+  const uncovered = report.uncovered
+    .filter((u) => u.reason !== 'still walking')
+    .flatMap((u) =>
+      subtract([{ lo: u.sinceMs ?? -Infinity, hi: u.untilMs }], union(claimed.get(`${u.kind}:${JSON.stringify(u.base)}`) ?? [])).map((m) => ({
+        ...u,
+        sinceMs: Number.isFinite(m.lo) ? m.lo : null,
+        untilMs: m.hi,
+      })),
+    );
+  const unfinished = report.unfinished.filter((w) => !walking.has(`${w.kind}:${JSON.stringify(w.params)}`));
+  return repairSlices({ ...report, uncovered, unfinished });
+}
+
 export interface RepairDeps {
   pool: Pool;
   queues: HarvestQueues;
@@ -213,18 +245,22 @@ export interface RepairDeps {
 }
 
 /**
- * Queues slices for exactly what the audit found missing (not what is still walking) and makes
- * the job runnable again. A job with a request budget gets `maxRequests` more, or its original
- * budget again. Returns the queued slices' ids.
+ * Queues slices for exactly what is missing now (not what is still walking or already queued by
+ * an earlier repair), computed from a fresh read under the job's lock, and makes the job
+ * runnable again. A job with a request budget gets `maxRequests` more, or its original budget
+ * again. Returns the queued slices' ids.
  */
-export async function repairJob(deps: RepairDeps, report: AuditReport, options: { maxRequests?: number } = {}): Promise<string[]> {
-  const input = await loadAuditInput(deps.pool, report.jobId);
-  if (!input) return [];
-  const slices = repairSlices({ ...report, uncovered: report.uncovered.filter((u) => u.reason !== 'still walking') });
-  if (slices.length === 0) return [];
-  const budget = input.job.maxRequests === null ? null : (options.maxRequests ?? input.job.maxRequests);
-  const ids = await reopenJobForRepair(deps.pool, report.jobId, slices, budget, `repair: ${slices.length} slice(s) queued by harvest audit --repair`);
-  if (budget !== null) await deps.budgets.setBudget(report.jobId, budget, { replace: true });
-  for (const id of ids) await deps.queues.enqueueSlice(input.job.priority, { jobId: report.jobId, sliceId: id });
-  return ids;
+export async function repairJob(deps: RepairDeps, report: Pick<AuditReport, 'jobId'>, options: { maxRequests?: number } = {}): Promise<string[]> {
+  const done = await reopenJobForRepair(deps.pool, report.jobId, (input) => {
+    const slices = repairPlanSlices(input);
+    return {
+      slices,
+      budget: input.job.maxRequests === null ? null : (options.maxRequests ?? input.job.maxRequests),
+      note: `repair: ${slices.length} slice(s) queued by harvest audit --repair`,
+    };
+  });
+  if (!done) return [];
+  if (done.budget !== null) await deps.budgets.setBudget(report.jobId, done.budget, { replace: true });
+  for (const id of done.ids) await deps.queues.enqueueSlice(done.priority, { jobId: report.jobId, sliceId: id });
+  return done.ids;
 }

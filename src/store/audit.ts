@@ -86,21 +86,32 @@ export async function loadAuditInput(db: Queryable, jobId: string): Promise<Audi
   };
 }
 
+export interface RepairPlan {
+  slices: NewSlice[];
+  /** Requests the repair may spend (null: the job has no budget). */
+  budget: number | null;
+  note: string;
+}
+
 /**
- * Queues `slices` on an ended (or live) job and makes it runnable again. A job with a request
- * budget gets `budget` more requests (its max_requests becomes what it spent plus that). Returns
- * the new slices' ids.
+ * Under the job's row lock, reads the job again and asks `plan` what to queue, so two repairs at
+ * once (or one after another before any worker ran) see each other's slices; queues them and
+ * makes the job runnable again. A job with a request budget gets `budget` more requests (its
+ * max_requests becomes what it spent plus that). Returns the new slices' ids, the budget and the
+ * job's priority, or
+ * null when the job is gone or `plan` found nothing to queue.
  */
 export async function reopenJobForRepair(
   pool: Pool,
   jobId: string,
-  slices: readonly NewSlice[],
-  budget: number | null,
-  note: string,
-): Promise<string[]> {
+  plan: (input: AuditInput) => RepairPlan | null,
+): Promise<{ ids: string[]; budget: number | null; priority: JobPriority } | null> {
   return withTransaction(pool, async (client) => {
     await client.query('SELECT 1 FROM jobs WHERE id = $1::bigint FOR UPDATE', [jobId]);
-    const ids = await createSlices(client, jobId, slices);
+    const input = await loadAuditInput(client, jobId);
+    const p = input ? plan(input) : null;
+    if (!input || !p || p.slices.length === 0) return null;
+    const ids = await createSlices(client, jobId, p.slices);
     await client.query(
       `UPDATE jobs SET
               status = CASE WHEN status IN ('completed', 'failed') THEN 'queued' ELSE status END,
@@ -110,8 +121,8 @@ export async function reopenJobForRepair(
               note = left(CASE WHEN note IS NULL OR note = '' THEN $3 ELSE note || '; ' || $3 END, 2000),
               updated_at = now()
         WHERE id = $1::bigint`,
-      [jobId, budget, note],
+      [jobId, p.budget, p.note],
     );
-    return ids;
+    return { ids, budget: p.budget, priority: input.job.priority };
   });
 }

@@ -3,7 +3,7 @@
  * are listed (exit 2, no request), and --repair completes it with exactly the matching set.
  */
 import { describe, expect, it } from 'vitest';
-import { auditFromInput } from '../../src/jobs/audit.ts';
+import { auditFromInput, repairPlanSlices } from '../../src/jobs/audit.ts';
 import { runCli } from '../helpers/cli.ts';
 import { jobTweetIds, useHarness } from '../helpers/harness.ts';
 import { expectedSearchIds } from './ground-truth.ts';
@@ -39,6 +39,9 @@ describe('harvest audit', () => {
     const repair = await runCli(['audit', jobId, '--repair', '--max-requests', '200'], h.env);
     expect(repair.code).toBe(2);
     expect(repair.out).toMatch(/repair: queued \d+ slice\(s\)/);
+    // A second --repair before any worker took the first one's slices queues nothing.
+    const twice = await runCli(['audit', jobId, '--repair', '--max-requests', '200'], h.env);
+    expect(twice.out).toMatch(/nothing to repair yet/);
     const repaired = await h.runUntil(jobId, { timeoutMs: 60_000 });
     expect(repaired.status).toBe('completed');
     expect(await jobTweetIds(h, jobId)).toEqual(expected);
@@ -90,5 +93,22 @@ describe('auditFromInput', () => {
       ['empty-pages', D + H, D + 2 * H],
       ['repeated-cursor', D + 2 * H, D + 3 * H],
     ]);
+  });
+
+  it('a repair plan leaves out ranges pending or running slices will walk, and walks queued again', () => {
+    const base = { query: 'q', order: 'latest' };
+    const stopped = { id: '1', kind: 'search', params: { ...base, sinceMs: D, untilMs: D + 24 * H }, status: 'done', endReason: 'budget', pages: 2, oldestMs: D + 20 * H };
+    const timeline = { id: '2', kind: 'timeline', params: { user: 'u' }, status: 'failed', endReason: null, pages: 1, oldestMs: null };
+    const first = repairPlanSlices({ job, tweetsPerDay: new Map(), slices: [stopped, timeline] });
+    expect(first).toEqual([
+      { kind: 'search', params: { ...base, sinceMs: D, untilMs: D + 20 * H + 1 } },
+      { kind: 'timeline', params: { user: 'u' } },
+    ]);
+    // The first repair's slices, not taken by a worker yet (one running without a tweet yet).
+    const queued = first.map((s, i) => ({ id: String(3 + i), ...s, status: i === 0 ? 'pending' : 'running', endReason: null, pages: 0, oldestMs: null }));
+    expect(repairPlanSlices({ job, tweetsPerDay: new Map(), slices: [stopped, timeline, ...queued] })).toEqual([]);
+    // A pending slice over part of the gap leaves the rest to queue.
+    const part = { id: '9', kind: 'search', params: { ...base, sinceMs: D + 10 * H, untilMs: D + 20 * H + 1 }, status: 'pending', endReason: null, pages: 0, oldestMs: null };
+    expect(repairPlanSlices({ job, tweetsPerDay: new Map(), slices: [stopped, part] })).toEqual([{ kind: 'search', params: { ...base, sinceMs: D, untilMs: D + 10 * H } }]);
   });
 });
