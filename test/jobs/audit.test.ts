@@ -105,7 +105,7 @@ describe('auditFromInput', () => {
       { kind: 'timeline', params: { user: 'u' } },
     ]);
     // The first repair's slices, not taken by a worker yet (one running without a tweet yet).
-    const queued = first.map((s, i) => ({ id: String(3 + i), ...s, status: i === 0 ? 'pending' : 'running', endReason: null, pages: 0, oldestMs: null }));
+    const queued = first.map((s, i) => ({ id: String(3 + i), kind: s.kind, params: s.params as Record<string, unknown>, status: i === 0 ? 'pending' : 'running', endReason: null, pages: 0, oldestMs: null }));
     expect(repairPlanSlices({ job, tweetsPerDay: new Map(), slices: [stopped, timeline, ...queued] })).toEqual([]);
     // A pending slice over part of the gap leaves the rest to queue.
     const part = { id: '9', kind: 'search', params: { ...base, sinceMs: D + 10 * H, untilMs: D + 20 * H + 1 }, status: 'pending', endReason: null, pages: 0, oldestMs: null };
