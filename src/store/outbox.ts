@@ -108,6 +108,9 @@ export async function claimDueEvents(db: Queryable, target: string, limit: numbe
        INSERT INTO outbox_deliveries (outbox_id, target, next_attempt_at)
        SELECT id, $1, now() + make_interval(secs => $3::float8 / 1000) FROM due
        ON CONFLICT (outbox_id, target) DO UPDATE SET next_attempt_at = excluded.next_attempt_at
+         -- Re-checked on the row as it is now: another worker may have leased or delivered it
+         -- since this statement's snapshot; a row not updated is not returned, so not claimed.
+         WHERE outbox_deliveries.delivered_at IS NULL AND outbox_deliveries.next_attempt_at <= now()
        RETURNING outbox_id, attempts)
      SELECT o.id::text, o.event_id::text, o.type, o.job_id::text, o.payload, o.created_at, c.attempts
        FROM claimed c JOIN outbox o ON o.id = c.outbox_id ORDER BY o.id`,
