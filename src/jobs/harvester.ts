@@ -139,7 +139,7 @@ export class Harvester {
     };
     every(30_000, () => this.#refreshParallelism());
     // Notifications go out on a loop of their own: a dead webhook never slows a page.
-    this.#notify = new NotifyLoop({ pool: s.pool, logger: s.logger, targets: s.config.notifyUrls, stalledAfterMs: s.config.stalledAfterMs });
+    this.#notify = new NotifyLoop({ pool: s.pool, logger: s.logger, targets: s.config.notifyUrls, stalledAfterMs: s.config.stalledAfterMs, rateWaits: s.rateWaits });
     this.#notify.start();
     every(this.#options.reconcileMs ?? DEFAULT_RECONCILE_MS, () => this.#periodicReconcile());
     if (s.config.apiKeys.length > 0) every(this.#options.quotaSyncMs ?? 10 * 60_000, () => this.syncQuota());

@@ -31,6 +31,8 @@ export interface NotifyLoopOptions {
   maxBackoffMs?: number;
   /** How often stalled jobs are looked for; default 30 s. */
   stalledCheckMs?: number;
+  /** The limiter's waiters (RateWaitTracker): a job waiting for its turn is not stalled. */
+  rateWaits?: { waitingJobs(): Promise<string[]> };
 }
 
 const PRUNE_EVERY_MS = 3_600_000;
@@ -74,9 +76,9 @@ function describeFailure(error: unknown): string {
  * Writes a `job.stalled` event for each stalled job, once per stall: the dedupe key carries the
  * moment progress stopped, so a job that moves and stalls again is announced again.
  */
-export async function recordStalledJobs(db: Queryable, stalledAfterMs: number): Promise<number> {
+export async function recordStalledJobs(db: Queryable, stalledAfterMs: number, waitingForRate?: ReadonlySet<string>): Promise<number> {
   let added = 0;
-  for (const h of await stalledJobs(db, { stalledAfterMs })) {
+  for (const h of await stalledJobs(db, { stalledAfterMs, ...(waitingForRate ? { waitingForRate } : {}) })) {
     const fresh = await addEvent(db, {
       type: EventType.JOB_STALLED,
       jobId: h.jobId,
@@ -90,7 +92,7 @@ export async function recordStalledJobs(db: Queryable, stalledAfterMs: number): 
 }
 
 export class NotifyLoop {
-  readonly #o: Required<Omit<NotifyLoopOptions, 'pool' | 'logger' | 'targets'>> & Pick<NotifyLoopOptions, 'pool' | 'logger' | 'targets'>;
+  readonly #o: Required<Omit<NotifyLoopOptions, 'pool' | 'logger' | 'targets' | 'rateWaits'>> & Pick<NotifyLoopOptions, 'pool' | 'logger' | 'targets' | 'rateWaits'>;
   readonly #abort = new AbortController();
   #running: Promise<void> | null = null;
   #wake: (() => void) | null = null;
@@ -149,7 +151,8 @@ export class NotifyLoop {
     const now = Date.now();
     if (o.targets.length > 0 && now - this.#lastStalledCheck >= o.stalledCheckMs) {
       this.#lastStalledCheck = now;
-      await recordStalledJobs(o.pool, o.stalledAfterMs);
+      const waiting = o.rateWaits ? new Set(await o.rateWaits.waitingJobs()) : undefined;
+      await recordStalledJobs(o.pool, o.stalledAfterMs, waiting);
     }
     if (now - this.#lastPrune >= PRUNE_EVERY_MS) {
       this.#lastPrune = now;
@@ -187,7 +190,7 @@ export class NotifyLoop {
         await markFailed(o.pool, target.fingerprint, e.outboxId, failure, wait);
         o.logger.warn({ target: target.fingerprint, event: e.body.id, type: e.body.type, attempts: e.attempts + 1, error: failure, retryInMs: wait }, 'notification not delivered');
         // The webhook is failing: the rest of this batch waits for the next pass, not for more deadlines.
-        for (const rest of events.slice(i + 1)) await releaseEvent(o.pool, target.fingerprint, rest.outboxId, wait);
+        for (const rest of events.slice(i + 1)) await releaseEvent(o.pool, target.fingerprint, rest.outboxId, wait).catch(() => undefined);
         break;
       }
     }

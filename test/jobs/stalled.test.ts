@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { HarvestMetrics } from '../../src/jobs/metrics.ts';
-import { recordStalledJobs } from '../../src/jobs/notify.ts';
+import { parseNotifyUrls } from '../../src/config.ts';
+import { NotifyLoop, recordStalledJobs } from '../../src/jobs/notify.ts';
+import { silentLogger } from '../../src/logger.ts';
 import { jobHealth, stalledJobs } from '../../src/store/job-status.ts';
 import { markSliceRunning, pauseJobForQuota } from '../../src/store/job-runtime.ts';
 import { runCli } from '../helpers/cli.ts';
@@ -76,6 +78,15 @@ describe('stalled jobs (computed from Postgres)', () => {
     const rateHealth = (await jobHealth(h.services.pool, { stalledAfterMs: THRESHOLD_MS, jobId: rated, waitingForRate: new Set([rated]) }))[0];
     expect(rateHealth?.stalled).toBe(false);
     expect(rateHealth?.waitsOn).toBe('waiting for rate');
+    // Nor is it announced as stalled: the notification loop asks the limiter who waits.
+    const loop = new NotifyLoop({
+      pool: h.services.pool, logger: silentLogger, targets: parseNotifyUrls('http://127.0.0.1:9/'), stalledAfterMs: THRESHOLD_MS,
+      rateWaits: { waitingJobs: async () => [rated] }, deadlineMs: 500,
+    });
+    await loop.runOnce();
+    await loop.stop();
+    const announced = await h.services.pool.query(`SELECT 1 FROM outbox WHERE type = 'job.stalled' AND job_id = $1::bigint`, [rated]);
+    expect(announced.rowCount).toBe(0);
     await runCli(['cancel', rated], cliEnv());
 
     const check = await runCli(['status', parked, '--check'], cliEnv());
