@@ -57,7 +57,11 @@ export const orderInput = z.enum(['latest', 'popular']);
 export const dateInput = z
   .string()
   .regex(/^\d{4}-\d{2}-\d{2}$/, 'a date is YYYY-MM-DD')
-  .refine((v) => new Date(`${v}T00:00:00Z`).toISOString().startsWith(v), 'not a calendar date');
+  .refine((v) => {
+    // 2026-13-01 is an invalid Date, whose toISOString() throws: refuse it as not a date instead.
+    const d = new Date(`${v}T00:00:00Z`);
+    return !Number.isNaN(d.getTime()) && d.toISOString().startsWith(v);
+  }, 'not a calendar date');
 
 export const countInput = z.number().int().nonnegative();
 

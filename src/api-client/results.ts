@@ -39,9 +39,11 @@ export interface QuoteCheck {
 }
 
 export interface KeyUsage {
-  keyRequests: number;
+  /** Production: this period's allotment (the spec: requests used); null when the answer has none. */
+  keyRequests: number | null;
   remainingRequests: number;
-  totalRequests: number;
+  /** Production: requests used over all periods (the spec: the plan's quota); null when absent. */
+  totalRequests: number | null;
   validUntil: Date | null;
   raw: unknown;
 }

@@ -6,9 +6,9 @@
  */
 import { z } from 'zod';
 import { InputError } from '../errors.ts';
+import { isCanonicalId } from '../api-client/schemas/common.ts';
 
 const HANDLE = /^[A-Za-z0-9_]{1,15}$/;
-const ID = /^[1-9][0-9]{0,19}$/;
 const HOSTS = new Set(['x.com', 'www.x.com', 'mobile.x.com', 'twitter.com', 'www.twitter.com', 'mobile.twitter.com']);
 /** First path segments of x.com that are pages, not profiles (all of them are valid handles). */
 const RESERVED = new Set([
@@ -62,7 +62,7 @@ export const userRefSchema = z
   .transform((s, ctx): { kind: 'handle' | 'id' | 'url'; value: string; handle?: string; url?: string } => {
     // A bare number is an id; a numeric handle is written with its @.
     if (/^[0-9]+$/.test(s)) {
-      return ID.test(s) ? { kind: 'id', value: s } : issue(ctx, 'expected a user id of 1 to 20 digits without leading zeros');
+      return isCanonicalId(s) ? { kind: 'id', value: s } : issue(ctx, 'expected a user id of at most 19 digits without leading zeros (a positive int64)');
     }
     const handle = s.replace(/^@/, '');
     if (HANDLE.test(handle)) return { kind: 'handle', value: handle, handle };
@@ -84,7 +84,7 @@ export const tweetRefSchema = z
   .trim()
   .transform((s, ctx): { id: string; url?: string } => {
     if (/^[0-9]+$/.test(s)) {
-      return ID.test(s) ? { id: s } : issue(ctx, 'expected a tweet id of 1 to 20 digits without leading zeros');
+      return isCanonicalId(s) ? { id: s } : issue(ctx, 'expected a tweet id of at most 19 digits without leading zeros (a positive int64)');
     }
     const path = xPath(s);
     if (!path) return issue(ctx, TWEET_EXPECTED);
@@ -96,7 +96,7 @@ export const tweetRefSchema = z
     if (who === undefined || !HANDLE.test(who) || !/^status(es)?$/.test(seg[at + 1] ?? '') || id === undefined) {
       return issue(ctx, TWEET_EXPECTED);
     }
-    if (!ID.test(id)) return issue(ctx, 'expected a tweet link whose id has 1 to 20 digits without leading zeros');
+    if (!isCanonicalId(id)) return issue(ctx, 'expected a tweet link whose id has at most 19 digits without leading zeros (a positive int64)');
     return { id, url: at === 1 ? `https://x.com/i/web/status/${id}` : `https://x.com/${who}/status/${id}` };
   });
 export type TweetRef = z.output<typeof tweetRefSchema>;
@@ -108,10 +108,10 @@ function sectionRefSchema(section: 'lists' | 'communities', noun: string) {
     .string()
     .trim()
     .transform((s, ctx): { id: string; url?: string } => {
-      if (ID.test(s)) return { id: s };
+      if (isCanonicalId(s)) return { id: s };
       const seg = xPath(s)?.segments;
       const id = seg?.[2];
-      if (!seg || seg[0] !== 'i' || seg[1] !== section || id === undefined || seg.length > 4 || !ID.test(id)) {
+      if (!seg || seg[0] !== 'i' || seg[1] !== section || id === undefined || seg.length > 4 || !isCanonicalId(id)) {
         return issue(ctx, expected);
       }
       return { id, url: `https://x.com/i/${section}/${id}` };
@@ -226,15 +226,7 @@ export const searchQuerySchema = z
     }
   });
 
-export const jobIdSchema = z
-  .string()
-  .trim()
-  .transform((s, ctx) =>
-    // job ids are Postgres bigint identities: anything past int8 cannot exist
-    /^[1-9][0-9]{0,18}$/.test(s) && BigInt(s) <= 9_223_372_036_854_775_807n
-      ? s
-      : issue(ctx, 'expected a job id (a positive integer like 42)'),
-  );
+export const jobIdSchema = z.string().trim().pipe(storeJobIdSchema);
 
 export const parseHandle = (s: string, option = '<handle>'): string => parseWith(handleSchema, s, option);
 export const parseUserRef = (s: string, option = '<user>'): UserRef => parseWith(userRefSchema, s, option);

@@ -64,7 +64,7 @@ describe('v3 users', () => {
     expect(s.title).toBe(space.title);
     const usage = await h.client.keyUsageInfo();
     // Production's reading: key_requests is the period's allotment, total_requests the requests used.
-    expect(usage.keyRequests).toBe(usage.totalRequests + usage.remainingRequests);
+    expect(usage.keyRequests).toBe(usage.totalRequests! + usage.remainingRequests);
     expect(usage.totalRequests).toBeGreaterThan(0);
     const about = await h.client.about({ username: author.username });
     expect(about.raw).toBeTypeOf('object');

@@ -141,7 +141,7 @@ describe('valid CLI inputs', () => {
   it.each([
     [ID19, { id: ID19 }],
     ['20', { id: '20' }],
-    ['99999999999999999999', { id: '99999999999999999999' }],
+    ['9223372036854775807', { id: '9223372036854775807' }],
     [`https://x.com/jack/status/${ID19}`, { id: ID19, url: `https://x.com/jack/status/${ID19}` }],
     [`http://twitter.com/jack/statuses/${ID19}/`, { id: ID19, url: `https://x.com/jack/status/${ID19}` }],
     [`https://mobile.twitter.com/jack/status/${ID19}/photo/1?s=20`, { id: ID19, url: `https://x.com/jack/status/${ID19}` }],
@@ -149,6 +149,11 @@ describe('valid CLI inputs', () => {
     [`https://x.com/i/web/status/${ID19}`, { id: ID19, url: `https://x.com/i/web/status/${ID19}` }],
   ])('parseTweetRef(%j) keeps the id exact', (raw, expected) => {
     expect(parseTweetRef(raw)).toEqual(expected);
+  });
+
+  it('refuses ids past int64, which the client would refuse after the job was queued', () => {
+    expect(() => parseTweetRef('9223372036854775808')).toThrow(/positive int64/);
+    expect(() => parseTweetRef('99999999999999999999')).toThrow(/positive int64/);
   });
 
   it('reads list and community ids and links', () => {
@@ -272,7 +277,7 @@ describe('parseHydrateLines', () => {
     expect(ids).toEqual([ID19, '20', '55']);
     expect(errors).toEqual([
       { line: 7, text: 'not a tweet', reason: 'expected a tweet id or a link like https://x.com/jack/status/20' },
-      { line: 8, text: '0123', reason: 'expected a tweet id of 1 to 20 digits without leading zeros' },
+      { line: 8, text: '0123', reason: 'expected a tweet id of at most 19 digits without leading zeros (a positive int64)' },
     ]);
   });
 

@@ -9,11 +9,13 @@ import { countSchema, optionalTimestampSchema } from './common.ts';
  */
 const requestCount = countSchema.pipe(z.number());
 
+// Only remaining_requests is required: a null or absent field that nothing reads must not fail a
+// quota sync for good.
 export const usageSchema = z
   .object({
-    key_requests: requestCount,
+    key_requests: countSchema,
     remaining_requests: requestCount,
-    total_requests: requestCount,
+    total_requests: countSchema,
     valid_until: optionalTimestampSchema,
   })
   .loose();

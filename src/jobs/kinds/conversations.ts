@@ -17,14 +17,13 @@ import { z } from 'zod';
 import type { Pool, Queryable } from '../../store/db.ts';
 import { withTransaction } from '../../store/db.ts';
 import { conversationRoots, missingParents, storedTweetIds } from '../../store/conversations.ts';
+import { jobIdSchema } from '../../store/job-id.ts';
 import { createJob, createSlices } from '../../store/jobs.ts';
 import type { FetchedPage, JobKind, SliceHandler, SliceSpec } from '../kind.ts';
 import type { HarvestQueues } from '../queue.ts';
 import { BULK_SIZE } from './hydrate.ts';
 
-const jobId = z.string().regex(/^[1-9]\d{0,18}$/);
-
-export const ConversationsJobParams = z.object({ sourceJobId: jobId }).strict();
+export const ConversationsJobParams = z.object({ sourceJobId: jobIdSchema }).strict();
 export type ConversationsJobParams = z.infer<typeof ConversationsJobParams>;
 
 export const conversationsJob: JobKind<ConversationsJobParams> = {
@@ -45,7 +44,13 @@ function readCursor(cursor: string | null): ParentsCursor {
   return cursor === null ? { page: 0, gone: [] } : ParentsCursor.parse(JSON.parse(cursor));
 }
 
-const emptyPage = (): FetchedPage => ({ endpoint: 'POST /v3/tweet-info-bulk', tweets: [], users: [], nextCursor: null, quarantined: [], itemCount: 0 });
+/** Pages made without a request (nothing was missing): empty, but not "none came back". */
+const unrequested = new WeakSet<FetchedPage>();
+const emptyPage = (): FetchedPage => {
+  const page: FetchedPage = { endpoint: 'POST /v3/tweet-info-bulk', tweets: [], users: [], nextCursor: null, quarantined: [], itemCount: 0 };
+  unrequested.add(page);
+  return page;
+};
 
 export const conversationParentsSlice: SliceHandler<ConversationsJobParams> = {
   kind: 'conversation-parents',
@@ -76,7 +81,7 @@ export const conversationParentsSlice: SliceHandler<ConversationsJobParams> = {
     };
   },
   afterPage(_p, page) {
-    return page.itemCount === 0 ? { note: 'no missing parent was returned (deleted or protected)' } : {};
+    return page.itemCount === 0 && !unrequested.has(page) ? { note: 'no missing parent was returned (deleted or protected)' } : {};
   },
 };
 

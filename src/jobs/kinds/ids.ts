@@ -1,8 +1,12 @@
 /** Id schemas of job params. Ids stay strings end to end (ARCHITECTURE invariant 5). */
 import { z } from 'zod';
+import { isCanonicalId } from '../../api-client/schemas/common.ts';
 
-/** A tweet or user id: a positive int64 in decimal, at most 20 digits. */
-export const snowflakeId = z.string().regex(/^[1-9]\d{0,19}$/, 'a numeric id');
+/** A tweet or user id: a canonical positive int64 in decimal, as the client sends it. */
+export const snowflakeId = z.string().refine(isCanonicalId, 'a positive int64 id in decimal');
 
-/** A list or community id: decimal digits (the service does not bound them to int64). */
-export const numericId = z.string().regex(/^[1-9]\d{0,24}$/, 'a numeric id');
+/**
+ * A list or community id: the same canonical int64, since the client refuses anything else before
+ * sending: a job must refuse it when queued, not fail on its first page.
+ */
+export const numericId = snowflakeId;

@@ -5,6 +5,7 @@
  * the first page is older than what follows it: it neither ends a pass nor counts as caught up.
  */
 import { z } from 'zod';
+import { linkInput } from '../../api-client/input.ts';
 import { createWatch, watchIdentity } from '../../store/watches.ts';
 import type { FetchedPage, JobKind, PageVerdict, SliceHandler, SliceSpec } from '../kind.ts';
 import { snowflakeId } from './ids.ts';
@@ -14,7 +15,7 @@ import { tweetPage } from './pages.ts';
 export const UserTarget = z.union([
   z.object({ username: z.string().regex(/^[A-Za-z0-9_]{1,15}$/) }).strict(),
   z.object({ userId: snowflakeId }).strict(),
-  z.object({ userLink: z.url() }).strict(),
+  z.object({ userLink: linkInput }).strict(),
 ]);
 export type UserTarget = z.infer<typeof UserTarget>;
 
