@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { InputError } from '../errors.ts';
 import { isCanonicalId } from '../api-client/schemas/common.ts';
+import { jobIdSchema as storeJobIdSchema } from '../store/job-id.ts';
 
 const HANDLE = /^[A-Za-z0-9_]{1,15}$/;
 const HOSTS = new Set(['x.com', 'www.x.com', 'mobile.x.com', 'twitter.com', 'www.twitter.com', 'mobile.twitter.com']);

@@ -13,12 +13,14 @@ import { z } from 'zod';
 import type { RequestPriority } from '../api-client/gate.ts';
 import { ConfigError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
+import { jobIdSchema } from '../store/job-id.ts';
 import { isPermanentError } from './error-decision.ts';
 import type { RedisConnection } from './redis-keys.ts';
 
 export const QUEUE_NAMES = { backfill: 'backfill', watch: 'watch' } as const;
 
-const id = z.string().regex(/^[1-9]\d{0,18}$/);
+// Job and slice ids are both bigint identities.
+const id = jobIdSchema;
 
 // Task data outlives deploys and crosses processes: it is parsed, not trusted, when taken.
 const SliceTask = z.object({ jobId: id, sliceId: id });

@@ -13,6 +13,7 @@
 import { z } from 'zod';
 import type { Pool, Queryable } from '../../store/db.ts';
 import { withTransaction } from '../../store/db.ts';
+import { jobIdSchema } from '../../store/job-id.ts';
 import { createJob, createSlices } from '../../store/jobs.ts';
 import { refreshTweetIds, startRefreshPass } from '../../store/refresh.ts';
 import { createWatch } from '../../store/watches.ts';
@@ -20,12 +21,11 @@ import type { JobKind, SliceSpec } from '../kind.ts';
 import type { HarvestQueues } from '../queue.ts';
 import { BULK_SIZE } from './hydrate.ts';
 
-const jobId = z.string().regex(/^[1-9]\d{0,18}$/);
 const seconds = z.number().int().positive().max(10 * 365 * 86_400);
 
 export const RefreshJobParams = z
   .object({
-    sourceJobId: jobId,
+    sourceJobId: jobIdSchema,
     /** Only tweets first stored at least this long ago (fresh ones need no re-read). */
     olderThanSeconds: z.number().int().nonnegative().max(10 * 365 * 86_400).optional(),
     /** Refresh again every this many seconds… */
