@@ -15,7 +15,9 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
+import { isLoopbackHost } from '../config.ts';
 import type { Logger } from '../logger.ts';
+import { isJobId } from '../store/job-id.ts';
 import { DashboardHub, type Topic } from './hub.ts';
 import { pageHtml } from './page.ts';
 import { loadJobDetail, loadOverview, type DashboardDeps } from './source.ts';
@@ -38,7 +40,7 @@ function loadAssets(): Map<string, Asset> {
 }
 
 const pageNumber = z.coerce.number().int().min(1).max(1_000_000);
-const jobId = z.string().regex(/^[1-9]\d{0,18}$/);
+const jobId = z.string().refine(isJobId);
 
 const SECURITY_HEADERS = {
   'content-security-policy': "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'",
@@ -58,6 +60,25 @@ export interface DashboardOptions {
   /** Time between two ticks of the query loop; default 1000 ms. */
   intervalMs?: number;
   logger?: Logger;
+  /**
+   * The address the server listens on. On loopback (and when not given) a request must name a
+   * loopback host or this address in its Host header, else 421: a page on another site that
+   * rebinds its own name to 127.0.0.1 (DNS rebinding) cannot read the dashboard.
+   */
+  host?: string;
+}
+
+const bare = (host: string) => host.toLowerCase().replace(/^\[|\]$/g, '');
+
+/** The host a Host header names, without its port; null when it is missing or not a host. */
+function hostOf(header: string | undefined): string | null {
+  if (!header) return null;
+  try {
+    const url = new URL(`http://${header}/`);
+    return url.username || url.password || url.pathname !== '/' ? null : bare(url.hostname);
+  } catch {
+    return null;
+  }
 }
 
 export function createDashboardHandler(deps: DashboardDeps, options: DashboardOptions = {}): DashboardHandler {
@@ -65,6 +86,13 @@ export function createDashboardHandler(deps: DashboardDeps, options: DashboardOp
   const load = (topic: Topic) => (topic.kind === 'overview' ? loadOverview(deps, topic.page) : loadJobDetail(deps, topic.id));
   const hub = new DashboardHub({ load }, { intervalMs: options.intervalMs ?? 1000, ...(options.logger ? { logger: options.logger } : {}) });
   const streams = new Set<ServerResponse>();
+  const boundHost = options.host === undefined ? null : bare(options.host);
+  const checkHost = boundHost === null || isLoopbackHost(boundHost);
+  const hostAllowed = (req: IncomingMessage): boolean => {
+    if (!checkHost) return true;
+    const host = hostOf(req.headers.host);
+    return host !== null && (isLoopbackHost(host) || host === boundHost);
+  };
 
   const send = (res: ServerResponse, status: number, type: string, body: string | Buffer, head = false) => {
     res.writeHead(status, { ...SECURITY_HEADERS, 'content-type': type, 'content-length': Buffer.byteLength(body) });
@@ -100,8 +128,13 @@ export function createDashboardHandler(deps: DashboardDeps, options: DashboardOp
       const route =
         path === '/' || path === '/events' || path === '/api/overview' || assets.has(path) || /^\/jobs\/[^/]+$/.test(path) || /^\/api\/jobs\/[^/]+$/.test(path);
       if (!route) return false;
+      if (!hostAllowed(req)) {
+        send(res, 421, 'text/plain; charset=utf-8', 'the dashboard answers only to a loopback host name\n');
+        return true;
+      }
       if (req.method !== 'GET' && req.method !== 'HEAD') {
-        res.writeHead(405, { allow: 'GET, HEAD', 'content-type': 'text/plain; charset=utf-8' }).end('the dashboard is read-only\n');
+        res.setHeader('allow', 'GET, HEAD');
+        send(res, 405, 'text/plain; charset=utf-8', 'the dashboard is read-only\n');
         return true;
       }
       const head = req.method === 'HEAD';
@@ -124,6 +157,7 @@ export function createDashboardHandler(deps: DashboardDeps, options: DashboardOp
       if (path === '/events') {
         const topic = topicOf(url.searchParams);
         if (!topic) send(res, 400, 'text/plain; charset=utf-8', 'give ?page=<n> or ?job=<id>\n');
+        else if (head) res.writeHead(200, { ...SECURITY_HEADERS, 'content-type': 'text/event-stream; charset=utf-8' }).end();
         else stream(req, res, topic);
         return true;
       }
@@ -158,11 +192,11 @@ export async function startDashboardServer(handler: DashboardHandler, port: numb
     handler
       .handle(req, res)
       .then((handled) => {
-        if (!handled) res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('not found\n');
+        if (!handled) res.writeHead(404, { ...SECURITY_HEADERS, 'content-type': 'text/plain; charset=utf-8' }).end('not found\n');
       })
       .catch((error: unknown) => {
         logger?.warn({ err: error }, 'dashboard request failed');
-        if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' });
+        if (!res.headersSent) res.writeHead(500, { ...SECURITY_HEADERS, 'content-type': 'text/plain; charset=utf-8' });
         res.end('the dashboard could not read Postgres or Redis\n');
       });
   });
@@ -185,10 +219,4 @@ export async function startDashboardServer(handler: DashboardHandler, port: numb
       });
     },
   };
-}
-
-/** True for 127.0.0.0/8, ::1 and localhost: the hosts the dashboard binds without being told twice. */
-export function isLoopbackHost(host: string): boolean {
-  const h = host.toLowerCase().replace(/^\[|\]$/g, '');
-  return h === 'localhost' || h === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
 }

@@ -1,7 +1,8 @@
 /** `harvest dashboard [--port 8080] [--host 127.0.0.1] [--allow-remote]`: the live read-only page. */
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { createDashboardHandler, isLoopbackHost, startDashboardServer } from '../../dashboard/server.ts';
+import { isLoopbackHost } from '../../config.ts';
+import { createDashboardHandler, startDashboardServer } from '../../dashboard/server.ts';
 import { InputError } from '../../errors.ts';
 import { cliRuntime, onShutdownSignal, withServices, type CliState } from '../context.ts';
 import { parseNonNegativeInt } from '../inputs.ts';
@@ -37,7 +38,7 @@ export function registerDashboardCommand(program: Command, state: CliState): voi
         throw new InputError('HARVEST_API_KEYS is not set: give the same keys as the workers (the dashboard shows each by fingerprint and sends no request)');
       }
       await withServices(runtime, async (services) => {
-        const handler = createDashboardHandler(services, { logger: runtime.logger });
+        const handler = createDashboardHandler(services, { logger: runtime.logger, host });
         const server = await startDashboardServer(handler, port, host, runtime.logger);
         try {
           if (warning) console.error(warning);

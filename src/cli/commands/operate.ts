@@ -1,7 +1,7 @@
 /** migrate, worker, status, pause/resume/cancel and quota. */
 import type { Command } from 'commander';
-import { requireApiKeys } from '../../config.ts';
-import { createDashboardHandler, isLoopbackHost, type DashboardHandler } from '../../dashboard/server.ts';
+import { isLoopbackHost, requireApiKeys } from '../../config.ts';
+import { createDashboardHandler, type DashboardHandler } from '../../dashboard/server.ts';
 import { controlJob } from '../../jobs/control.ts';
 import { Harvester } from '../../jobs/harvester.ts';
 import { HarvestMetrics, startMetricsServer } from '../../jobs/metrics.ts';
@@ -77,7 +77,7 @@ export function registerOperateCommands(program: Command, state: CliState): void
             });
             // The dashboard has no login: beside /metrics only on loopback (`harvest dashboard
             // --allow-remote` serves it further on purpose).
-            dashboard = isLoopbackHost(o.metricsHost) ? createDashboardHandler(services, { logger: runtime.logger }) : null;
+            dashboard = isLoopbackHost(o.metricsHost) ? createDashboardHandler(services, { logger: runtime.logger, host: o.metricsHost }) : null;
             server = await startMetricsServer(metricsPort, metrics, o.metricsHost, dashboard ? (req, res) => dashboard!.handle(req, res) : undefined);
             runtime.logger.info({ port: server.port, dashboard: dashboard ? '/' : 'not on a non-loopback host' }, 'metrics at /metrics');
           }
