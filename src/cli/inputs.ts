@@ -158,22 +158,32 @@ export const formatSchema = z.string().trim().toLowerCase().pipe(z.enum(['csv', 
 export type SearchOrder = z.output<typeof orderSchema>;
 export type ExportFormat = z.output<typeof formatSchema>;
 
-const EVERY_MIN_S = 60;
-const EVERY_MAX_S = 30 * 86_400;
-export const everySchema = z
-  .string()
-  .trim()
-  .toLowerCase()
-  .transform((s, ctx) => {
-    const m = /^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$/.exec(s);
-    if (!m || s === '') return issue(ctx, 'expected a duration like 30s, 5m, 1h, 2d or 1h30m');
-    const seconds = Number(m[1] ?? 0) * 86_400 + Number(m[2] ?? 0) * 3600 + Number(m[3] ?? 0) * 60 + Number(m[4] ?? 0);
-    if (seconds < EVERY_MIN_S) {
-      return issue(ctx, 'expected at least 1m (each pass costs at least one request, so polling more often than once a minute wastes quota)');
-    }
-    if (seconds > EVERY_MAX_S) return issue(ctx, 'expected at most 30d');
-    return seconds;
-  });
+/**
+ * `30s`, `5m`, `24h`, `7d`, `1h30m`: a span in whole seconds within [minS, maxS]; each message
+ * names what was expected (a malformed span, one too short, one too long).
+ */
+export function durationSchema(bounds: { minS: number; maxS: number; malformed: string; tooShort: string; tooLong: string }) {
+  return z
+    .string()
+    .trim()
+    .toLowerCase()
+    .transform((s, ctx) => {
+      const m = /^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$/.exec(s);
+      if (!m || s === '') return issue(ctx, bounds.malformed);
+      const seconds = Number(m[1] ?? 0) * 86_400 + Number(m[2] ?? 0) * 3600 + Number(m[3] ?? 0) * 60 + Number(m[4] ?? 0);
+      if (seconds < bounds.minS) return issue(ctx, bounds.tooShort);
+      if (seconds > bounds.maxS) return issue(ctx, bounds.tooLong);
+      return seconds;
+    });
+}
+
+export const everySchema = durationSchema({
+  minS: 60,
+  maxS: 30 * 86_400,
+  malformed: 'expected a duration like 30s, 5m, 1h, 2d or 1h30m',
+  tooShort: 'expected at least 1m (each pass costs at least one request, so polling more often than once a minute wastes quota)',
+  tooLong: 'expected at most 30d',
+});
 
 const MAX_QUERY_CHARS = 512;
 /** The service documents "about 22 to 23 operators at most per query". */

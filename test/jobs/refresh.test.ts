@@ -215,4 +215,28 @@ describe('harvest refresh', () => {
     expect(await requestsSpent(h, jobId)).toBe(slices.length);
     expect(await h.services.queues.hasWatchSchedule(jobId)).toBe(false);
   });
+
+  it('asks for --yes off a terminal when the refresh (a scheduled one: a month of passes) would spend more than HARVEST_CONFIRM_ABOVE', async () => {
+    const jobs = (await h.services.pool.query('SELECT 1 FROM jobs')).rowCount;
+    const before = bulkRequests(h);
+    // The source's 250 tweets: 3 requests a pass.
+    const small = { ...h.env, HARVEST_CONFIRM_ABOVE: '2' };
+    const once = await runCli(['refresh', source], small);
+    expect(once.code).not.toBe(0);
+    expect(once.err).toMatch(/expected to spend ~3 requests .*add --yes/);
+    const month = await runCli(['refresh', source, '--every', '6h', '--for', '3650d'], { ...h.env, HARVEST_CONFIRM_ABOVE: '100' });
+    expect(month.code).not.toBe(0);
+    expect(month.err).toMatch(/~360 requests \(a month: 120 passes, 3 requests a pass/);
+    expect((await h.services.pool.query('SELECT 1 FROM jobs')).rowCount).toBe(jobs);
+    expect(bulkRequests(h)).toBe(before);
+
+    // --yes, or a --max-requests within the threshold, queues it.
+    for (const argv of [['refresh', source, '--yes'], ['refresh', source, '--max-requests', '2']]) {
+      const run = await runCli(argv, small);
+      expect(run.code, argv.join(' ')).toBe(0);
+      const jobId = run.out.split('\n')[0]!;
+      expect(jobId).toMatch(/^\d+$/);
+      await runCli(['cancel', jobId], h.env);
+    }
+  });
 });

@@ -5,7 +5,6 @@
  * `--estimate` counts the tweets in Postgres and spends no request.
  */
 import type { Command } from 'commander';
-import { z } from 'zod';
 import { requireApiKeys } from '../../config.ts';
 import { InputError } from '../../errors.ts';
 import { planContext } from '../../jobs/harvester.ts';
@@ -14,29 +13,17 @@ import { targetParallelism } from '../../jobs/time-slices.ts';
 import { createPool, type Queryable } from '../../store/db.ts';
 import { jobExists } from '../../store/refresh.ts';
 import { cliRuntime, withServices, type CliState } from '../context.ts';
-import { parseConcurrency, parseEvery, parseJobId, parsePositiveInt } from '../inputs.ts';
+import { capped, confirmSpend, terminalIo, type ConfirmIo, type ExpectedSpend } from '../confirm.ts';
+import { durationSchema, parseConcurrency, parseEvery, parseJobId, parsePositiveInt } from '../inputs.ts';
 import { formatCount } from '../progress.ts';
 import { waitForJob } from '../wait.ts';
 
-const MAX_DURATION_S = 10 * 365 * 86_400;
-
-/** `30m`, `24h`, `7d`, `1h30m`: a positive span in seconds. */
-export const durationSchema = z
-  .string()
-  .trim()
-  .toLowerCase()
-  .transform((s, ctx) => {
-    const m = /^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$/.exec(s);
-    const seconds = m ? Number(m[1] ?? 0) * 86_400 + Number(m[2] ?? 0) * 3600 + Number(m[3] ?? 0) * 60 + Number(m[4] ?? 0) : 0;
-    if (!m || s === '' || seconds <= 0 || seconds > MAX_DURATION_S) {
-      ctx.addIssue({ code: 'custom', message: 'expected a duration like 30m, 24h, 7d or 1h30m (at most 10 years)' });
-      return z.NEVER;
-    }
-    return seconds;
-  });
+const SPAN_MESSAGE = 'expected a duration like 30m, 24h, 7d or 1h30m (at most 10 years)';
+/** `--older-than` and `--for`: a positive span, at most 10 years. */
+const spanSchema = durationSchema({ minS: 1, maxS: 10 * 365 * 86_400, malformed: SPAN_MESSAGE, tooShort: SPAN_MESSAGE, tooLong: SPAN_MESSAGE });
 
 function parseDuration(raw: string, option: string): number {
-  const r = durationSchema.safeParse(raw);
+  const r = spanSchema.safeParse(raw);
   if (r.success) return r.data;
   throw new InputError(`${option}: ${r.error.issues[0]?.message ?? 'expected a duration'}, got ${JSON.stringify(raw)}`, { cause: r.error });
 }
@@ -49,6 +36,7 @@ interface RefreshOptions {
   wait?: boolean;
   maxRequests?: string;
   concurrency?: string;
+  yes?: boolean;
 }
 
 export interface ParsedRefresh {
@@ -57,6 +45,7 @@ export interface ParsedRefresh {
   wait: boolean;
   maxRequests: number | undefined;
   concurrency: number | undefined;
+  yes: boolean;
 }
 
 /** Every argument, validated; throws an InputError naming the option. */
@@ -85,6 +74,24 @@ export function parseRefreshArgs(jobId: string, o: RefreshOptions): ParsedRefres
     wait: o.wait === true,
     maxRequests: o.maxRequests === undefined ? undefined : parsePositiveInt(o.maxRequests, '--max-requests'),
     concurrency: o.concurrency === undefined ? undefined : parseConcurrency(o.concurrency),
+    yes: o.yes === true,
+  };
+}
+
+const MONTH_S = 30 * 86_400;
+
+/**
+ * What a refresh is expected to spend: its first pass (one request per 100 tweets), and for a
+ * scheduled one a month of passes at that size (tweets keep arriving in a watched source job).
+ */
+export function refreshSpend(params: RefreshJobParams, firstPass: { tweets: number; requests: number }): ExpectedSpend {
+  if (params.everySeconds === undefined) {
+    return { requests: firstPass.requests, basis: `${formatCount(firstPass.tweets)} tweets, 100 a request` };
+  }
+  const passes = Math.ceil(MONTH_S / params.everySeconds);
+  return {
+    requests: firstPass.requests * passes,
+    basis: `a month: ${formatCount(passes)} passes, ${formatCount(firstPass.requests)} requests a pass now (${formatCount(firstPass.tweets)} tweets)`,
   };
 }
 
@@ -107,11 +114,15 @@ async function printEstimate(state: CliState, args: ParsedRefresh): Promise<void
   }
 }
 
-async function run(state: CliState, args: ParsedRefresh): Promise<void> {
+async function run(state: CliState, args: ParsedRefresh, io: ConfirmIo): Promise<void> {
   const runtime = cliRuntime(state, { quiet: true });
   requireApiKeys(runtime.config);
   await withServices(runtime, async (services) => {
     await assertSourceJob(services.pool, args.params.sourceJobId);
+    if (!args.yes) {
+      const spend = refreshSpend(args.params, await estimateRefresh(services.pool, args.params));
+      await confirmSpend(capped(spend, args.maxRequests), { threshold: runtime.config.confirmAbove, yes: false, io });
+    }
     const { jobId, slices, tweets } = await submitRefresh(
       { pool: services.pool, queues: services.queues, budgets: services.gate },
       { params: args.params, ...(args.maxRequests !== undefined ? { maxRequests: args.maxRequests } : {}) },
@@ -140,9 +151,10 @@ export function registerRefreshCommand(program: Command, state: CliState): void 
     .option('--max-requests <n>', 'request budget: the job never spends more')
     .option('--wait', 'work the job in this process until it ends, showing progress')
     .option('--concurrency <n>', 'with --wait: slices walked at once (default: rate × latency)')
+    .option('--yes', 'queue the job even if it is expected to spend more than HARVEST_CONFIRM_ABOVE requests (with --every: a month of passes)')
     .action(async (jobId: string, o: RefreshOptions) => {
       const args = parseRefreshArgs(jobId, o);
       if (args.estimate) await printEstimate(state, args);
-      else await run(state, args);
+      else await run(state, args, terminalIo());
     });
 }
