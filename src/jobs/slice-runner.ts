@@ -17,7 +17,7 @@ import type { RequestPriority } from '../api-client/gate.ts';
 import { AppError, ErrorCode, InputError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { AttemptRecord } from '../api-client/index.ts';
-import { commitPages, type CommittedPage, type PageCommit } from '../store/commit-page.ts';
+import { commitPageAlone, type CommittedPage, type PageCommit } from '../store/commit-page.ts';
 import { recordRequests } from '../store/jobs.ts';
 import type { Pool } from '../store/db.ts';
 import { isLiveJobStatus, SliceStatus } from '../store/states.ts';
@@ -82,13 +82,6 @@ export function cursorHash(cursor: string): string {
 
 type Step = { kind: 'continue' } | { kind: 'next'; slice: SliceForRun } | { kind: 'stop'; outcome: TaskOutcome } | { kind: 'reload'; slice: SliceForRun };
 
-/** One page in its own transaction (no group committer given). */
-async function commitAlone(pool: Pool, page: PageCommit): Promise<CommittedPage> {
-  const [outcome] = await commitPages(pool, [page]);
-  if (!outcome!.ok) throw outcome!.error;
-  return { result: outcome!.result, after: outcome!.after };
-}
-
 /** A stored slice whose kind this version does not know, or whose params no longer parse, is permanent. */
 function handlerOf(slice: SliceForRun): SliceHandler<unknown> {
   try {
@@ -144,6 +137,11 @@ export async function runSlice(sliceId: string, deps: SliceRunnerDeps): Promise<
       pageRequests += attemptsOf(error).length;
       const step = await onFetchError(error, slice, lease, deps, log, { progressed, pageRequests });
       if (step.kind === 'stop') return step.outcome;
+      if (step.kind === 'reload') {
+        // The commits of this walk were lost meanwhile: the page at the record's cursor is another page.
+        if (step.slice.cursor !== slice.cursor) pageRequests = 0;
+        slice = step.slice;
+      }
       continue;
     }
     progressed = true;
@@ -198,12 +196,10 @@ async function commitAndDecide(
     next = null;
   }
   const done = next === null;
-  // Before the commit that ends the walk, so a slice is never done without its reason (audit).
-  if (done) await recordSliceEnd(deps.pool, slice.id, endReason);
   let result;
   let after;
   try {
-    const commit = deps.commit ?? ((p: PageCommit) => commitAlone(deps.pool, p));
+    const commit = deps.commit ?? ((p: PageCommit) => commitPageAlone(deps.pool, p));
     ({ result, after } = await commit({
       jobId: slice.jobId,
       sliceId: slice.id,
@@ -211,6 +207,9 @@ async function commitAndDecide(
       lease,
       nextCursor: next,
       sliceDone: done,
+      // In the commit that ends the walk, under its guard: never done without its reason (audit),
+      // and never written by a walk that lost the slice.
+      ...(done ? { endReason } : {}),
       tweets: page.tweets,
       users: page.users,
       ...(page.edges ? { edges: page.edges } : {}),
@@ -227,22 +226,27 @@ async function commitAndDecide(
       emptyPage: page.itemCount === 0,
     }));
   } catch (error) {
-    if (error instanceof AppError && error.code === ErrorCode.STALE_SLICE) {
-      // The page is dropped, but its requests were spent: account for them all the same.
-      await accountAttempts(deps.pool, slice, attempts);
-      const now = await loadSliceForRun(deps.pool, slice.id);
-      if (now && now.lease === lease && now.status === SliceStatus.RUNNING && isLiveJobStatus(now.job.status)) {
-        // Still this walk's slice, but its cursor is not the one this walk committed last: the
-        // last commits were lost (asynchronous commit, Postgres crashed). Walk on from the record.
-        log.warn({ committed: now.cursor, held: slice.cursor }, 'the committed cursor is behind this walk (commits lost); continuing from it');
-        return { kind: 'reload', slice: now };
-      }
-      // A newer walk holds the slice (stalled takeover), or it ended: stop without touching the
-      // queue entry, which belongs to the walk that holds the lease.
-      log.info('slice taken over by another walk, or ended; dropping this page');
-      return { kind: 'stop', outcome: { kind: 'done' } };
+    // The page is dropped (or its commit's fate is unknown: a lost connection), but its requests
+    // were spent: account for them all the same. Safe if the commit did land: api_requests'
+    // dedupe index (at, key, endpoint, slice) takes each request once.
+    if (!(error instanceof AppError && error.code === ErrorCode.STALE_SLICE)) {
+      await accountAttempts(deps.pool, slice, attempts).catch((e: unknown) =>
+        log.warn({ err: e }, 'could not record the requests of a page whose commit failed'),
+      );
+      throw error;
     }
-    throw error;
+    await accountAttempts(deps.pool, slice, attempts);
+    const now = await loadSliceForRun(deps.pool, slice.id);
+    if (now && now.lease === lease && now.status === SliceStatus.RUNNING && isLiveJobStatus(now.job.status)) {
+      // Still this walk's slice, but its cursor is not the one this walk committed last: the
+      // last commits were lost (asynchronous commit, Postgres crashed). Walk on from the record.
+      log.warn({ committed: now.cursor, held: slice.cursor }, 'the committed cursor is behind this walk (commits lost); continuing from it');
+      return { kind: 'reload', slice: now };
+    }
+    // A newer walk holds the slice (stalled takeover), or it ended: stop without touching the
+    // queue entry, which belongs to the walk that holds the lease.
+    log.info('slice taken over by another walk, or ended; dropping this page');
+    return { kind: 'stop', outcome: { kind: 'done' } };
   }
   deps.onPage?.({
     jobId: slice.jobId,
@@ -265,11 +269,16 @@ async function commitAndDecide(
     await refill(slice, deps, log);
     return { kind: 'stop', outcome: { kind: 'done' } };
   }
+  // A pause, cancel or takeover committed before this page: the walk stops here, deciding nothing
+  // for the job (no stale end, no job stop, no split); the slice resumes from its cursor.
+  if (after.status !== SliceStatus.RUNNING || after.lease !== lease || !isLiveJobStatus(after.jobStatus)) {
+    return { kind: 'stop', outcome: { kind: 'done' } };
+  }
   // A walk that keeps paging without bringing anything new (a service that cycles through
   // fresh cursors over the same items) would run forever: the page is committed, the walk ends.
   const maxStale = deps.maxStalePages ?? DEFAULT_MAX_STALE_PAGES;
   if (result.stalePages >= maxStale) {
-    await recordSliceEnd(deps.pool, slice.id, SliceEndReason.STALE_PAGES);
+    await recordSliceEnd(deps.pool, slice.id, SliceEndReason.STALE_PAGES, lease);
     const note = `slice ${slice.id}: ${result.stalePages} pages in a row brought no new id; walk ended`;
     await finishSlice(deps.pool, { sliceId: slice.id, jobId: slice.jobId, status: 'done', lease, note });
     log.warn({ stalePages: result.stalePages }, 'walk ended: pages bring nothing new');
@@ -392,14 +401,18 @@ async function carryOut(decision: ErrorDecision, error: unknown, slice: SliceFor
     case 'continue':
       log.warn({ err: error }, 'a key was refused or spent; it is set aside and the next page asks again');
       return { kind: 'continue' };
-    case 'refetch':
+    case 'refetch': {
       log.warn({ err: error }, 'fetching the page again');
       try {
         await sleep(Math.max(0, decision.atMs - Date.now()), deps.signal);
       } catch {
         return { kind: 'stop', outcome: { kind: 'later', atMs: Date.now() } };
       }
-      return { kind: 'continue' };
+      // The slice as it is after the wait: a cancel, pause or takeover meanwhile costs no request more.
+      const now = await loadSliceForRun(deps.pool, slice.id);
+      if (!now || now.lease !== lease || now.status !== SliceStatus.RUNNING || !isLiveJobStatus(now.job.status)) return done;
+      return { kind: 'reload', slice: now };
+    }
     case 'fail-slice':
       log.error({ err: error }, 'slice failed');
       await endSliceFailed(deps.pool, slice, decision.code, decision.message, lease);
@@ -409,7 +422,7 @@ async function carryOut(decision: ErrorDecision, error: unknown, slice: SliceFor
       await failJob(deps.pool, slice.jobId, decision.code, decision.message);
       return done;
     case 'finish-slice':
-      await recordSliceEnd(deps.pool, slice.id, SliceEndReason.NOT_FOUND);
+      await recordSliceEnd(deps.pool, slice.id, SliceEndReason.NOT_FOUND, lease);
       await finishSlice(deps.pool, { sliceId: slice.id, jobId: slice.jobId, status: 'done', lease, note: decision.note });
       return done;
     case 'park':
@@ -458,7 +471,7 @@ export async function failSlice(pool: Pool, sliceId: string, error: unknown): Pr
 
 /** The slice failed with a reason `status` shows (the job fails at its roll-up); a watch pass keeps its watermark. */
 async function endSliceFailed(pool: Pool, slice: SliceForRun, errorCode: string, errorMessage: string, lease?: string): Promise<void> {
-  await recordSliceEnd(pool, slice.id, SliceEndReason.FAILED);
+  await recordSliceEnd(pool, slice.id, SliceEndReason.FAILED, lease);
   await finishSlice(pool, { sliceId: slice.id, jobId: slice.jobId, status: 'failed', errorCode, errorMessage, ...(lease !== undefined ? { lease } : {}) });
   await finishFailedPass(pool, slice.jobId, slice.id);
 }

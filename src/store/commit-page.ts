@@ -21,6 +21,7 @@ import type { CanonicalTweet, CanonicalUser } from '../api-client/canonical.ts';
 import { SqlState, sqlState, withTransaction, type Pool, type PoolClient } from './db.ts';
 import { upsertEdges, type EdgeBatch } from './edges.ts';
 import { StaleSliceError } from './errors.ts';
+import { LIVE_JOB_STATUSES } from './states.ts';
 import { collectPage, compareIds, idRange, mergeCollected, type CollectedPage } from './page-rows.ts';
 import { insertQuarantine, type QuarantineRecord } from './requests.ts';
 import { upsertTweets } from './upsert-tweets.ts';
@@ -35,8 +36,16 @@ export interface PageCommit {
   lease?: string;
   nextCursor: string | null;
   sliceDone: boolean;
-  /** Status the slice takes when not done (default 'running'). */
+  /**
+   * Status the slice takes when not done (default 'running'). A slice whose job is no longer live
+   * (a pause committed before this page set it to 'pending') keeps its status: a page never undoes a pause.
+   */
   sliceStatus?: 'done' | 'running';
+  /**
+   * Why the walk ends (job_slices.end_reason), written with the page that ends it (sliceDone), under
+   * the same cursor and lease guard: a walk that lost its slice cannot write over the new walk's reason.
+   */
+  endReason?: string;
   /** The page's tweets; their authors, embedded quoted/retweeted tweets and THEIR authors are stored too. */
   tweets: CanonicalTweet[];
   /** Standalone users (members, followers…). */
@@ -99,8 +108,8 @@ const LOCK_JOBS_SQL = `SELECT 1 FROM jobs WHERE id = ANY($1::bigint[]) ORDER BY 
 const ADVANCE_SQL = `
 WITH g AS (
   SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::bigint[],
-    $8::boolean[], $9::text[], $10::bigint[], $11::bigint[], $12::bigint[], $13::bigint[], $14::text[])
-  AS g(slice_id, job_id, expected, next_cursor, status, items, new_items, empty, recent_hash, newest, oldest, new_tweets, new_users, lease)
+    $8::boolean[], $9::text[], $10::bigint[], $11::bigint[], $12::bigint[], $13::bigint[], $14::text[], $22::text[])
+  AS g(slice_id, job_id, expected, next_cursor, status, items, new_items, empty, recent_hash, newest, oldest, new_tweets, new_users, lease, end_reason)
 ),
 req AS (
   INSERT INTO api_requests (at, endpoint, key_fingerprint, status, duration_ms, job_id, slice_id)
@@ -114,20 +123,26 @@ gn AS (SELECT g.*, coalesce(n.requests, 0) AS requests FROM g LEFT JOIN n ON n.s
 s AS (
   UPDATE job_slices AS js SET
     cursor = gn.next_cursor,
-    status = gn.status,
+    status = CASE WHEN gn.status = 'done' OR jb.status = ANY($23::text[]) THEN gn.status ELSE js.status END,
+    end_reason = CASE WHEN gn.status = 'done' THEN coalesce(gn.end_reason, js.end_reason) ELSE js.end_reason END,
     pages = js.pages + 1,
     items = js.items + gn.items,
     new_items = js.new_items + gn.new_items,
     requests = js.requests + gn.requests,
     empty_pages = CASE WHEN gn.empty THEN js.empty_pages + 1 ELSE 0 END,
-    stale_pages = CASE WHEN gn.new_items = 0 THEN js.stale_pages + 1 ELSE 0 END,
+    -- A page that lowers the slice's oldest tweet is still moving into the past: a watch pass
+    -- re-reading stored pages on its way to an open gap is not stuck. (A first page has nothing
+    -- to lower: it counts as before.)
+    stale_pages = CASE WHEN gn.new_items = 0
+      AND NOT coalesce(gn.oldest < js.oldest_tweet_id, false)
+      THEN js.stale_pages + 1 ELSE 0 END,
     recent_cursors = CASE WHEN gn.recent_hash IS NULL THEN js.recent_cursors
       ELSE (js.recent_cursors || gn.recent_hash)[greatest(1, cardinality(js.recent_cursors) - 48):] END,
     newest_tweet_id = greatest(js.newest_tweet_id, gn.newest),
     oldest_tweet_id = least(js.oldest_tweet_id, gn.oldest),
     updated_at = now(),
     finished_at = CASE WHEN gn.status = 'done' THEN coalesce(js.finished_at, now()) ELSE js.finished_at END
-  FROM gn
+  FROM gn JOIN jobs jb ON jb.id = gn.job_id
   WHERE js.id = gn.slice_id AND js.job_id = gn.job_id AND js.cursor IS NOT DISTINCT FROM gn.expected AND js.status IN ('pending', 'running')
     AND (gn.lease IS NULL OR js.lease IS NOT DISTINCT FROM gn.lease)
   RETURNING js.id, js.job_id, js.stale_pages, js.cursor, js.status, js.lease, js.params, js.pages, js.empty_pages, js.recent_cursors
@@ -229,6 +244,8 @@ async function advanceAll(client: PoolClient, rows: readonly Advance[]): Promise
       requests.map((r) => Math.max(0, Math.round(r.durationMs))),
       requests.map((r) => r.jobId),
       requests.map((r) => r.sliceId),
+      col((r) => (r.page.sliceDone ? (r.page.endReason ?? null) : null)),
+      LIVE_JOB_STATUSES,
     ],
   });
   const stale = new Map(advanced.rows.map((r) => [r.id, r]));
@@ -356,9 +373,14 @@ export async function commitPages(pool: Pool, pages: readonly PageCommit[], hook
   return outcomes;
 }
 
-/** Commits one page in its own transaction; a stale page throws StaleSliceError. */
-export async function commitPage(pool: Pool, page: PageCommit, hooks: CommitHooks = {}): Promise<CommitResult> {
+/** Commits one page in its own transaction, returning its slice as the commit left it; a stale page throws StaleSliceError. */
+export async function commitPageAlone(pool: Pool, page: PageCommit, hooks: CommitHooks = {}): Promise<CommittedPage> {
   const [outcome] = await commitPages(pool, [page], hooks);
   if (!outcome!.ok) throw outcome!.error;
-  return outcome!.result;
+  return { result: outcome!.result, after: outcome!.after };
+}
+
+/** Commits one page in its own transaction; a stale page throws StaleSliceError. */
+export async function commitPage(pool: Pool, page: PageCommit, hooks: CommitHooks = {}): Promise<CommitResult> {
+  return (await commitPageAlone(pool, page, hooks)).result;
 }

@@ -1,0 +1,116 @@
+/**
+ * The slice runner's guards around a failed page (review findings): a page whose commit fails for
+ * any reason still has its requests recorded (once, even when the commit did land); a page fetched
+ * again after a retry wait re-reads the slice first, so a cancel during the wait costs no request.
+ */
+import { describe, expect, it } from 'vitest';
+import { TransientError } from '../../src/api-client/errors.ts';
+import type { ApiClient } from '../../src/api-client/index.ts';
+import { reconcile } from '../../src/jobs/reconcile.ts';
+import { runSlice, type SliceRunnerDeps } from '../../src/jobs/slice-runner.ts';
+import { silentLogger } from '../../src/logger.ts';
+import { commitPageAlone, type PageCommit } from '../../src/store/commit-page.ts';
+import { markSliceRunning } from '../../src/store/job-runtime.ts';
+import { setJobControl } from '../../src/store/job-control.ts';
+import { useHarness } from '../helpers/harness.ts';
+
+const SEARCH = '/v3/search-tweets';
+
+describe('slice runner guards', () => {
+  const h = useHarness();
+
+  async function searchJob(): Promise<{ jobId: string; sliceId: string }> {
+    const pool = h.services.pool;
+    const jobId = await h.submit({ kind: 'search', params: { query: 'lang:fr' } });
+    const { rows } = await pool.query<{ id: string }>('SELECT id::text FROM job_slices WHERE job_id = $1::bigint', [jobId]);
+    expect(rows).toHaveLength(1);
+    await reconcile({ pool, queues: h.services.queues, budgets: h.services.gate });
+    return { jobId, sliceId: rows[0]!.id };
+  }
+
+  function deps(overrides: Partial<SliceRunnerDeps>): SliceRunnerDeps {
+    return {
+      pool: h.services.pool,
+      client: h.services.client,
+      logger: silentLogger,
+      signal: new AbortController().signal,
+      quotaRecheckMs: 600_000,
+      targetParallelism: () => 1,
+      onSplit: async () => undefined,
+      ...overrides,
+    };
+  }
+
+  async function spent(jobId: string): Promise<{ logged: number; spent: number }> {
+    const { rows } = await h.services.pool.query<{ logged: number; spent: number }>(
+      `SELECT (SELECT count(*)::int FROM api_requests WHERE job_id = $1::bigint) AS logged,
+              (SELECT requests_spent::int FROM jobs WHERE id = $1::bigint) AS spent`,
+      [jobId],
+    );
+    return rows[0]!;
+  }
+
+  it('a commit that fails (not stale) still records the page request', { timeout: 20_000 }, async () => {
+    const { jobId, sliceId } = await searchJob();
+    const commit = async (): Promise<never> => {
+      throw new Error('connection terminated unexpectedly');
+    };
+    await expect(runSlice(sliceId, deps({ commit }))).rejects.toThrow(/connection terminated/);
+    expect(await spent(jobId)).toEqual({ logged: 1, spent: 1 });
+  });
+
+  it('a commit that landed and then failed records its request once', { timeout: 20_000 }, async () => {
+    const { jobId, sliceId } = await searchJob();
+    const commit = async (p: PageCommit): Promise<never> => {
+      await commitPageAlone(h.services.pool, p);
+      throw new Error('connection terminated after COMMIT');
+    };
+    await expect(runSlice(sliceId, deps({ commit }))).rejects.toThrow(/after COMMIT/);
+    expect(await spent(jobId)).toEqual({ logged: 1, spent: 1 });
+  });
+
+  it('a job cancelled while a failed page waits to be fetched again: no second fetch', { timeout: 30_000 }, async () => {
+    const { jobId, sliceId } = await searchJob();
+    let calls = 0;
+    const client = new Proxy(h.services.client, {
+      get(target, property) {
+        if (property !== 'searchTweets') {
+          const value: unknown = Reflect.get(target, property);
+          return typeof value === 'function' ? value.bind(target) : value;
+        }
+        return async (...args: Parameters<ApiClient['searchTweets']>) => {
+          calls += 1;
+          if (calls > 1) return target.searchTweets(...args);
+          // The page fails (it will be fetched again after a wait); the job is cancelled meanwhile.
+          await setJobControl(h.services.pool, jobId, 'cancel');
+          throw new TransientError({ endpoint: `POST ${SEARCH}`, keyFingerprint: 'fp', status: 503 });
+        };
+      },
+    });
+    expect(await runSlice(sliceId, deps({ client }))).toEqual({ kind: 'done' });
+    expect(calls).toBe(1);
+    const { rows } = await h.services.pool.query<{ status: string }>('SELECT status FROM job_slices WHERE id = $1::bigint', [sliceId]);
+    expect(rows[0]!.status).toBe('cancelled');
+  });
+
+  it('a slice taken over while a failed page waits: the old walk fetches nothing more', { timeout: 30_000 }, async () => {
+    const { jobId, sliceId } = await searchJob();
+    let calls = 0;
+    const client = new Proxy(h.services.client, {
+      get(target, property) {
+        if (property !== 'searchTweets') {
+          const value: unknown = Reflect.get(target, property);
+          return typeof value === 'function' ? value.bind(target) : value;
+        }
+        return async (...args: Parameters<ApiClient['searchTweets']>) => {
+          calls += 1;
+          if (calls > 1) return target.searchTweets(...args);
+          expect(await markSliceRunning(h.services.pool, sliceId, jobId, 'newer-walk')).toBe(true);
+          throw new TransientError({ endpoint: `POST ${SEARCH}`, keyFingerprint: 'fp', status: 503 });
+        };
+      },
+    });
+    expect(await runSlice(sliceId, deps({ client }))).toEqual({ kind: 'done' });
+    expect(calls).toBe(1);
+  });
+});
