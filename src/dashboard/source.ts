@@ -19,7 +19,7 @@ import {
   type QuarantinedItem,
 } from '../store/dashboard.ts';
 import type { Queryable } from '../store/db.ts';
-import { jobHealth, jobSnapshot, type JobHealth, type JobSnapshot } from '../store/job-status.ts';
+import { describeJobState, jobHealth, jobSnapshot, type JobHealth, type JobSnapshot } from '../store/job-status.ts';
 import { JobStatus } from '../store/states.ts';
 import { exampleSqlFor, type ExampleSql } from './example-sql.ts';
 
@@ -102,20 +102,6 @@ function labelOf(params: unknown): string {
   return '';
 }
 
-export function describeJobState(status: string, waitingForRate: boolean, errorMessage: string | null, health?: JobHealth): string {
-  if (health?.stalled) return `stalled: ${health.waitsOn}`;
-  switch (status) {
-    case JobStatus.RUNNING:
-      return waitingForRate ? 'running (waiting for rate)' : 'running';
-    case JobStatus.PAUSED_QUOTA:
-      return 'paused: quota';
-    case JobStatus.FAILED:
-      return `failed: ${errorMessage ?? 'unknown'}`;
-    default:
-      return status;
-  }
-}
-
 function jobView(r: DashboardJobRow, waiting: Set<string>, health: Map<string, JobHealth>, now: number): JobView {
   const sliceTotal = r.slices.pending + r.slices.running + r.slices.done + r.slices.failed + r.slices.cancelled;
   let progress: number | null =
@@ -139,7 +125,7 @@ function jobView(r: DashboardJobRow, waiting: Set<string>, health: Map<string, J
     id: r.id,
     kind: r.kind,
     status: r.status,
-    state: describeJobState(r.status, waiting.has(r.id), r.errorMessage, health.get(r.id)),
+    state: describeJobState({ status: r.status, errorMessage: r.errorMessage }, waiting.has(r.id), health.get(r.id)),
     progress,
     tweets: r.tweets,
     requests: r.requests,

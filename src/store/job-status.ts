@@ -5,6 +5,7 @@
 import type { Queryable } from './db.ts';
 import type { JobRow } from './jobs.ts';
 import { JOB_PROGRESS_COLUMNS } from './job-progress.ts';
+import { JobStatus } from './states.ts';
 
 /** Median response time of the last 200 requests, or null when there are none yet. */
 export async function recentLatencyMs(db: Queryable): Promise<number | null> {
@@ -202,4 +203,28 @@ export async function jobHealth(
 /** The stalled jobs among `jobHealth`. */
 export async function stalledJobs(db: Queryable, options: Parameters<typeof jobHealth>[1]): Promise<JobHealth[]> {
   return (await jobHealth(db, options)).filter((h) => h.stalled);
+}
+
+/**
+ * A job's state in one word (or two) a person can act on, with the reason where there is one:
+ * `harvest status` and the dashboard both say it this way.
+ */
+export function describeJobState(
+  job: { status: string; errorMessage: string | null; nextDueAt?: Date | null },
+  waitingForRate: boolean,
+  health?: JobHealth,
+): string {
+  if (health?.stalled) return `stalled: ${health.waitsOn}`;
+  switch (job.status) {
+    case JobStatus.RUNNING:
+      return waitingForRate ? 'running (waiting for rate)' : 'running';
+    case JobStatus.PAUSED_QUOTA:
+      return 'paused: quota';
+    case JobStatus.FAILED:
+      return `failed: ${job.errorMessage ?? 'unknown'}`;
+    case JobStatus.SCHEDULED:
+      return job.nextDueAt ? `scheduled (next pass ${job.nextDueAt.toISOString()})` : 'scheduled';
+    default:
+      return job.status;
+  }
 }

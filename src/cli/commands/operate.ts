@@ -7,30 +7,13 @@ import { Harvester } from '../../jobs/harvester.ts';
 import { HarvestMetrics, startMetricsServer } from '../../jobs/metrics.ts';
 import { jobCountsByStatus, oldestRunnableSliceAgeSeconds } from '../../store/metrics-queries.ts';
 import { migrate } from '../../store/migrate.ts';
-import { jobHealth, jobSnapshot, recentJobSnapshots, stalledJobs, type JobHealth, type JobSnapshot } from '../../store/job-status.ts';
+import { describeJobState, jobHealth, jobSnapshot, recentJobSnapshots, stalledJobs } from '../../store/job-status.ts';
 import { cliRuntime, onShutdownSignal, withServices, type CliState } from '../context.ts';
 import { parseConcurrency, parseJobId, parseNonNegativeInt } from '../inputs.ts';
 import { formatCount } from '../progress.ts';
 
 /** `harvest status --check` exits with this when any job is stalled (1 is an error, 2 bad usage). */
 export const STALLED_EXIT_CODE = 6;
-
-/** One word (or two) a person can act on, with the reason where there is one. */
-export function describeStatus(s: JobSnapshot, waitingForRate: boolean, health?: JobHealth): string {
-  if (health?.stalled) return `stalled: ${health.waitsOn}`;
-  switch (s.status) {
-    case 'running':
-      return waitingForRate ? 'running (waiting for rate)' : 'running';
-    case 'paused_quota':
-      return 'paused: quota';
-    case 'failed':
-      return `failed: ${s.errorMessage ?? 'unknown'}`;
-    case 'scheduled':
-      return s.watch?.nextDueAt ? `scheduled (next pass ${s.watch.nextDueAt.toISOString()})` : 'scheduled';
-    default:
-      return s.status;
-  }
-}
 
 function table(rows: string[][]): string {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
@@ -113,7 +96,7 @@ export function registerOperateCommands(program: Command, state: CliState): void
         }
         const rows = [['id', 'kind', 'pages', 'tweets', 'users', 'requests', 'state']];
         for (const s of snaps) {
-          rows.push([s.id, s.kind, formatCount(s.pages), formatCount(s.tweets), formatCount(s.users), formatCount(s.requests), describeStatus(s, waiting.has(s.id), healthOf.get(s.id))]);
+          rows.push([s.id, s.kind, formatCount(s.pages), formatCount(s.tweets), formatCount(s.users), formatCount(s.requests), describeJobState({ status: s.status, errorMessage: s.errorMessage, nextDueAt: s.watch?.nextDueAt ?? null }, waiting.has(s.id), healthOf.get(s.id))]);
         }
         console.log(snaps.length === 0 ? 'no jobs yet' : table(rows));
         for (const s of jobId ? snaps : []) {
