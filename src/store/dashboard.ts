@@ -6,7 +6,7 @@
  * api_requests through its (at, …) index, and nothing here scans tweets except one job's own.
  */
 import type { Queryable } from './db.ts';
-import { JOB_PROGRESS_COLUMNS } from './job-progress.ts';
+import { JOB_PROGRESS_COLUMNS, readJobProgress } from './job-progress.ts';
 import { TWITTER_EPOCH_MS } from './snowflake.ts';
 
 export interface DashboardJobRow {
@@ -81,8 +81,7 @@ export async function dashboardJobsPage(db: Queryable, offset: number, limit: nu
     total: counts.rows.reduce((sum, r) => sum + r.n, 0),
     byStatus,
     jobs: page.rows.map((r) => {
-      const c = r.slices ?? {};
-      const total = r.range_total ?? 0;
+      const progress = readJobProgress(r);
       return {
         id: r.id,
         kind: r.kind,
@@ -97,8 +96,8 @@ export async function dashboardJobsPage(db: Queryable, offset: number, limit: nu
         startedAt: r.started_at,
         finishedAt: r.finished_at,
         recentRequests: r.recent_requests,
-        slices: { pending: c.pending ?? 0, running: c.running ?? 0, done: (c.done ?? 0) + (c.split ?? 0), failed: c.failed ?? 0, cancelled: c.cancelled ?? 0 },
-        rangeFraction: total > 0 ? Math.min(1, Math.max(0, 1 - (r.range_left ?? 0) / total)) : null,
+        slices: progress.slices,
+        rangeFraction: progress.fractionDone,
         isWatch: r.is_watch,
         nextDueAt: r.next_due_at,
       };

@@ -17,3 +17,32 @@ export const JOB_PROGRESS_COLUMNS = `(SELECT jsonb_object_agg(status, n) FROM (S
                   - GREATEST((s.params->>'sinceMs')::float8, coalesce((s.params->>'stopBelowMs')::float8, '-infinity'))))
             FROM job_slices s
            WHERE s.job_id = j.id AND s.kind = 'search' AND s.status IN ('pending', 'running') AND s.params ? 'sinceMs') AS range_left`;
+
+/** The columns above as a row returns them. */
+export interface JobProgressRow {
+  slices: Record<string, number> | null;
+  range_total: number | null;
+  range_left: number | null;
+}
+
+export interface JobProgress {
+  /** Slices by state; a split slice counts as done (its range went on in its children). */
+  slices: { pending: number; running: number; done: number; failed: number; cancelled: number };
+  /** Share of a search's planned range walked (0..1); null for kinds without a time range. */
+  fractionDone: number | null;
+}
+
+export function readJobProgress(r: JobProgressRow): JobProgress {
+  const c = r.slices ?? {};
+  const total = r.range_total ?? 0;
+  return {
+    slices: {
+      pending: c.pending ?? 0,
+      running: c.running ?? 0,
+      done: (c.done ?? 0) + (c.split ?? 0),
+      failed: c.failed ?? 0,
+      cancelled: c.cancelled ?? 0,
+    },
+    fractionDone: total > 0 ? Math.min(1, Math.max(0, 1 - (r.range_left ?? 0) / total)) : null,
+  };
+}

@@ -4,7 +4,7 @@
  */
 import type { Queryable } from './db.ts';
 import type { JobRow } from './jobs.ts';
-import { JOB_PROGRESS_COLUMNS } from './job-progress.ts';
+import { JOB_PROGRESS_COLUMNS, readJobProgress } from './job-progress.ts';
 import { JobStatus } from './states.ts';
 
 /** Median response time of the last 200 requests, or null when there are none yet. */
@@ -76,8 +76,7 @@ const SNAPSHOT_SQL = `
     FROM jobs j LEFT JOIN watches w ON w.job_id = j.id`;
 
 function toSnapshot(r: Row): JobSnapshot {
-  const c = r.slices ?? {};
-  const total = r.range_total ?? 0;
+  const progress = readJobProgress(r);
   return {
     id: r.id,
     kind: r.kind,
@@ -94,14 +93,8 @@ function toSnapshot(r: Row): JobSnapshot {
     createdAt: r.created_at,
     startedAt: r.started_at,
     finishedAt: r.finished_at,
-    slices: {
-      pending: c.pending ?? 0,
-      running: c.running ?? 0,
-      done: (c.done ?? 0) + (c.split ?? 0),
-      failed: c.failed ?? 0,
-      cancelled: c.cancelled ?? 0,
-    },
-    fractionDone: total > 0 ? Math.min(1, Math.max(0, 1 - (r.range_left ?? 0) / total)) : null,
+    slices: progress.slices,
+    fractionDone: progress.fractionDone,
     watch: r.is_watch
       ? {
           everySeconds: r.every_seconds,
