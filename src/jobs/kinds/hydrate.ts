@@ -1,6 +1,6 @@
 /** Tweets by id, 100 a request (/v3/tweet-info-bulk): one slice per hundred ids. */
 import { z } from 'zod';
-import type { JobKind, SliceHandler } from '../kind.ts';
+import type { JobKind, SliceHandler, SliceSpec } from '../kind.ts';
 import { snowflakeId as tweetId } from './ids.ts';
 
 export const BULK_SIZE = 100;
@@ -16,14 +16,17 @@ export const hydrateJob: JobKind<HydrateJobParams> = {
   params: HydrateJobParams,
   priority: 'backfill',
   plan(params) {
-    const unique = [...new Set(params.ids)];
-    const slices = [];
-    for (let i = 0; i < unique.length; i += BULK_SIZE) {
-      slices.push({ kind: 'hydrate', params: { ids: unique.slice(i, i + BULK_SIZE) } });
-    }
-    return slices;
+    return hydrateSlices(params.ids);
   },
 };
+
+/** Pure: ids (duplicates dropped) → hydrate slices of at most 100 ids, one request each. */
+export function hydrateSlices(ids: readonly string[]): SliceSpec[] {
+  const unique = [...new Set(ids)];
+  const slices: SliceSpec[] = [];
+  for (let i = 0; i < unique.length; i += BULK_SIZE) slices.push({ kind: 'hydrate', params: { ids: unique.slice(i, i + BULK_SIZE) } });
+  return slices;
+}
 
 export const hydrateSlice: SliceHandler<HydrateSlice> = {
   kind: 'hydrate',

@@ -17,9 +17,9 @@ import { jobIdSchema } from '../../store/job-id.ts';
 import { createJob, createSlices } from '../../store/jobs.ts';
 import { refreshTweetIds, startRefreshPass } from '../../store/refresh.ts';
 import { createWatch } from '../../store/watches.ts';
-import type { JobKind, SliceSpec } from '../kind.ts';
+import type { JobKind } from '../kind.ts';
 import type { HarvestQueues } from '../queue.ts';
-import { BULK_SIZE } from './hydrate.ts';
+import { hydrateSlices } from './hydrate.ts';
 
 const seconds = z.number().int().positive().max(10 * 365 * 86_400);
 
@@ -48,13 +48,8 @@ export function selectionAt(p: RefreshJobParams, now: Date) {
   };
 }
 
-/** Pure: ids → hydrate slices of at most 100 ids (one request each). */
-export function planRefresh(ids: readonly string[]): SliceSpec[] {
-  const unique = [...new Set(ids)];
-  const slices: SliceSpec[] = [];
-  for (let i = 0; i < unique.length; i += BULK_SIZE) slices.push({ kind: 'hydrate', params: { ids: unique.slice(i, i + BULK_SIZE) } });
-  return slices;
-}
+/** Pure: ids → hydrate slices of at most 100 ids (one request each), as a hydrate job plans them. */
+export const planRefresh = hydrateSlices;
 
 export const refreshJob: JobKind<RefreshJobParams> = {
   kind: 'refresh',
