@@ -1,33 +1,18 @@
-import type { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/errors.ts';
 import { BudgetExhaustedError, KeysRefusedError, QuotaExhaustedError } from '../../src/jobs/limiter/errors.ts';
 import { limiterLayout } from '../../src/jobs/limiter/key-layout.ts';
 import { createRedisGate, type RedisGateOptions } from '../../src/jobs/limiter/redis-gate.ts';
-import { apiKeys, connectRedis, deletePrefix, randomPrefix, redisNowMs } from './fixtures/limiter-redis.ts';
+import { apiKeys, redisNowMs, useLimiterRedis } from './fixtures/limiter-redis.ts';
 
-let redis: Redis;
-let prefix: string;
-
-beforeAll(() => {
-  redis = connectRedis();
-});
-afterAll(async () => {
-  await redis.quit();
-});
-beforeEach(() => {
-  prefix = randomPrefix();
-});
-afterEach(async () => {
-  await deletePrefix(redis, prefix);
-});
+const limiter = useLimiterRedis();
 
 const [ONE] = apiKeys('quota-key');
 const [A, B] = apiKeys('key-a', 'key-b');
 
 /** A fast gate so quota tests are not slowed by the rate. */
 function gateWith(options: Partial<RedisGateOptions> = {}) {
-  return createRedisGate({ redis, prefix, keyNamespace: prefix, keys: [ONE!], ratePerKey: 1000, watchReserve: 0, ...options });
+  return createRedisGate({ redis: limiter.redis, prefix: limiter.prefix, keyNamespace: limiter.prefix, keys: [ONE!], ratePerKey: 1000, watchReserve: 0, ...options });
 }
 
 async function rejection(promise: Promise<unknown>): Promise<unknown> {
@@ -46,7 +31,7 @@ describe('RedisGate quota', () => {
     const gate = gateWith({ recheckMs: 60_000 });
     await gate.setQuota(ONE!.fingerprint, 3);
     for (let i = 0; i < 3; i++) expect((await gate.acquire({ priority: 'watch' })).key).toBe('quota-key');
-    const before = await redisNowMs(redis);
+    const before = await redisNowMs(limiter.redis);
     const error = await rejection(gate.acquire({ priority: 'watch' }));
     expect(error).toBeInstanceOf(QuotaExhaustedError);
     expect((error as QuotaExhaustedError).code).toBe(ErrorCode.KEYS_EXHAUSTED);
@@ -142,7 +127,7 @@ describe('RedisGate reports', () => {
   it('cools a key after 429 for a full second from now plus headroom, not to the next whole second', async () => {
     const gate = gateWith({ headroomMs: 25 });
     const grant = await gate.acquire();
-    const before = await redisNowMs(redis);
+    const before = await redisNowMs(limiter.redis);
     await gate.report(grant, { status: 429 });
     const next = await gate.acquire();
     // The next whole second plus 25 ms is at most before + 1025 and almost always sooner.
@@ -155,11 +140,11 @@ describe('RedisGate reports', () => {
     const gate = gateWith({ headroomMs: 25, headroomCapMs: 100 });
     const coolAfter429 = async (): Promise<number> => {
       const grant = await gate.acquire();
-      const before = await redisNowMs(redis);
+      const before = await redisNowMs(limiter.redis);
       await gate.report(grant, { status: 429 });
-      const stateKey = limiterLayout(prefix, prefix).key(ONE!.fingerprint).state;
-      const [state] = await redis.hmget(stateKey, 'coolUntil');
-      await redis.hdel(stateKey, 'coolUntil', 'tat');
+      const stateKey = limiterLayout(limiter.prefix, limiter.prefix).key(ONE!.fingerprint).state;
+      const [state] = await limiter.redis.hmget(stateKey, 'coolUntil');
+      await limiter.redis.hdel(stateKey, 'coolUntil', 'tat');
       return Number(state) / 1000 - before;
     };
     const cools: number[] = [];
@@ -180,7 +165,7 @@ describe('RedisGate reports', () => {
   });
 
   it('parks a key on 403 (grants move to the other key) and rechecks it later', async () => {
-    const gate = createRedisGate({ redis, prefix, keyNamespace: prefix, keys: [A!, B!], ratePerKey: 1000, watchReserve: 0, recheckMs: 300 });
+    const gate = createRedisGate({ redis: limiter.redis, prefix: limiter.prefix, keyNamespace: limiter.prefix, keys: [A!, B!], ratePerKey: 1000, watchReserve: 0, recheckMs: 300 });
     await gate.report({ key: A!.key, fingerprint: A!.fingerprint }, { status: 403 });
     for (let i = 0; i < 5; i++) expect((await gate.acquire()).fingerprint).toBe(B!.fingerprint);
     const states = await gate.keyStates();
@@ -221,6 +206,6 @@ describe('RedisGate reports', () => {
     const error = await rejection(gate.acquire({ priority: 'watch', signal: AbortSignal.timeout(100) }));
     expect(error).toMatchObject({ code: ErrorCode.ABORTED });
     expect(performance.now() - started).toBeLessThan(300);
-    expect(await redis.zcard(limiterLayout(prefix, prefix).watchWaiting)).toBe(0);
+    expect(await limiter.redis.zcard(limiterLayout(limiter.prefix, limiter.prefix).watchWaiting)).toBe(0);
   });
 });

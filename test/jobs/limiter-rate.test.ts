@@ -1,27 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import type { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createRedisGate } from '../../src/jobs/limiter/redis-gate.ts';
-import { apiKeys, connectRedis, deletePrefix, maxInSpan, randomPrefix, REDIS_URL } from './fixtures/limiter-redis.ts';
+import { apiKeys, maxInSpan, REDIS_URL, useLimiterRedis } from './fixtures/limiter-redis.ts';
 
 const WORKER = fileURLToPath(new URL('./fixtures/limiter-worker.ts', import.meta.url));
 
-let redis: Redis;
-let prefix: string;
-
-beforeAll(() => {
-  redis = connectRedis();
-});
-afterAll(async () => {
-  await redis.quit();
-});
-beforeEach(() => {
-  prefix = randomPrefix();
-});
-afterEach(async () => {
-  await deletePrefix(redis, prefix);
-});
+const limiter = useLimiterRedis();
 
 function lines(child: ChildProcess): AsyncIterator<string> {
   let buffer = '';
@@ -76,7 +61,7 @@ describe('RedisGate rate', () => {
     const rate = 20;
     const durationMs = 3000;
     const children = Array.from({ length: 3 }, () =>
-      spawn(process.execPath, ['--import', 'tsx', WORKER, REDIS_URL, prefix, 'shared-key', String(rate), String(durationMs), '3'], {
+      spawn(process.execPath, ['--import', 'tsx', WORKER, REDIS_URL, limiter.prefix, 'shared-key', String(rate), String(durationMs), '3'], {
         stdio: ['pipe', 'pipe', 'inherit'],
       }),
     );
@@ -97,7 +82,7 @@ describe('RedisGate rate', () => {
 
   it('pools several keys to the sum of their rates', async () => {
     const keys = apiKeys('pool-a', 'pool-b');
-    const gate = createRedisGate({ redis, prefix, keyNamespace: prefix, keys, ratePerKey: 20, watchReserve: 0 });
+    const gate = createRedisGate({ redis: limiter.redis, prefix: limiter.prefix, keyNamespace: limiter.prefix, keys, ratePerKey: 20, watchReserve: 0 });
     const slots = await saturate((signal) => gate.acquire({ signal }), 6, 1500);
     const all = [...slots.values()].flat();
     for (const key of keys) {
@@ -110,7 +95,7 @@ describe('RedisGate rate', () => {
   });
 
   it('spaces one key\'s grants at least (1000 + headroom) / rate apart, for a rate that does not divide evenly', async () => {
-    const gate = createRedisGate({ redis, prefix, keyNamespace: prefix, keys: apiKeys('odd-rate'), ratePerKey: 13, watchReserve: 0, headroomMs: 25 });
+    const gate = createRedisGate({ redis: limiter.redis, prefix: limiter.prefix, keyNamespace: limiter.prefix, keys: apiKeys('odd-rate'), ratePerKey: 13, watchReserve: 0, headroomMs: 25 });
     const slots = [...(await saturate((signal) => gate.acquire({ signal }), 4, 1200)).values()].flat().sort((a, b) => a - b);
     const gaps = slots.slice(1).map((t, i) => t - (slots[i] as number));
     expect(Math.min(...gaps)).toBeGreaterThanOrEqual(1025 / 13);
@@ -119,7 +104,7 @@ describe('RedisGate rate', () => {
   });
 
   it('lets a watch through within about one token interval while backfills saturate the key', async () => {
-    const gate = createRedisGate({ redis, prefix, keyNamespace: prefix, keys: apiKeys('busy'), ratePerKey: 20, watchReserve: 0 });
+    const gate = createRedisGate({ redis: limiter.redis, prefix: limiter.prefix, keyNamespace: limiter.prefix, keys: apiKeys('busy'), ratePerKey: 20, watchReserve: 0 });
     const controller = new AbortController();
     let backfills = 0;
     const loops = Array.from({ length: 4 }, async () => {

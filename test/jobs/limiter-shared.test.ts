@@ -4,36 +4,21 @@
  * keep the watch reserve while a key's quota is unknown.
  */
 import { randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/errors.ts';
 import { QuotaExhaustedError } from '../../src/jobs/limiter/errors.ts';
 import { limiterLayout } from '../../src/jobs/limiter/key-layout.ts';
 import { DEFAULT_KEY_NAMESPACE } from '../../src/jobs/limiter/namespace.ts';
 import { createRedisGate, type RedisGateOptions, type RedisGrant, type Usage } from '../../src/jobs/limiter/redis-gate.ts';
 import { LimiterStateLostError } from '../../src/jobs/limiter/state-lost.ts';
-import { apiKeys, connectRedis, deletePrefix, maxInSpan, randomPrefix } from './fixtures/limiter-redis.ts';
+import { apiKeys, deletePrefix, maxInSpan, randomPrefix, useLimiterRedis } from './fixtures/limiter-redis.ts';
 
-let redis: Redis;
-let prefix: string;
-
-beforeAll(() => {
-  redis = connectRedis();
-});
-afterAll(async () => {
-  await redis.quit();
-});
-beforeEach(() => {
-  prefix = randomPrefix();
-});
-afterEach(async () => {
-  await deletePrefix(redis, prefix);
-});
+const limiter = useLimiterRedis();
 
 const [ONE] = apiKeys('shared-test-key');
 
 function gateWith(options: Partial<RedisGateOptions> = {}) {
-  return createRedisGate({ redis, prefix, keyNamespace: prefix, keys: [ONE!], ratePerKey: 1000, watchReserve: 0, ...options });
+  return createRedisGate({ redis: limiter.redis, prefix: limiter.prefix, keyNamespace: limiter.prefix, keys: [ONE!], ratePerKey: 1000, watchReserve: 0, ...options });
 }
 
 async function rejection(promise: Promise<unknown>): Promise<unknown> {
@@ -89,7 +74,7 @@ describe('RedisGate fails closed when Redis lost the schedule', () => {
     await gate.markReconciled();
     await gate.setBudget('5', 100);
     await gate.acquire({ jobId: '5' });
-    await deletePrefix(redis, prefix);
+    await deletePrefix(limiter.redis, limiter.prefix);
     expect(await gate.isReconciled()).toBe(false);
     expect(await rejection(gate.acquire({ jobId: '5' }))).toMatchObject({ missing: 'epoch' });
   });
@@ -100,12 +85,12 @@ describe('RedisGate key state is shared across deployment prefixes', () => {
   const [K] = apiKeys(key);
   afterEach(async () => {
     const names = limiterLayout('unused', DEFAULT_KEY_NAMESPACE).key(K!.fingerprint);
-    await redis.del(names.state, names.quota);
+    await limiter.redis.del(names.state, names.quota);
   });
 
   it('two prefixes using one key together stay within its rate in every one-second span', async () => {
     const rate = 10;
-    const gates = [randomPrefix(), randomPrefix()].map((p) => createRedisGate({ redis, prefix: p, keys: [K!], ratePerKey: rate, watchReserve: 0 }));
+    const gates = [randomPrefix(), randomPrefix()].map((p) => createRedisGate({ redis: limiter.redis, prefix: p, keys: [K!], ratePerKey: rate, watchReserve: 0 }));
     const slots: number[] = [];
     const until = Date.now() + 2200;
     const loop = async (gate: (typeof gates)[number]) => {
