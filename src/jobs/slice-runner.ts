@@ -292,7 +292,7 @@ async function commitAndDecide(
     await endJob(deps.pool, slice.jobId, jobStop, SliceEndReason.MAX_TWEETS);
     return { kind: 'stop', outcome: { kind: 'done' } };
   }
-  if (verdict.split) await split(slice, verdict.split, deps, log);
+  const splitNow = verdict.split ? await split(slice, verdict.split, deps, log) : false;
   const walked: SliceForRun = {
     ...slice,
     params: after.params,
@@ -306,7 +306,9 @@ async function commitAndDecide(
     job: { ...slice.job, status: after.jobStatus as SliceForRun['job']['status'], tweets: after.jobTweets },
   };
   // A split of our own just now moved our bound: the params read before it must not be walked on.
-  if (verdict.split) {
+  // Only an actual split: a search proposes one on most pages, and re-reading the slice after
+  // each proposal cost a Postgres round trip per page (issue 13: 567 reads in a 676-page job).
+  if (splitNow) {
     const reread = await loadSliceForRun(deps.pool, slice.id);
     if (reread) return { kind: 'next', slice: reread };
   }
@@ -354,14 +356,55 @@ async function refill(ended: SliceForRun, deps: SliceRunnerDeps, log: Logger): P
   }
 }
 
-/** Carries out a handler's split proposal when the job walks fewer slices than its target. */
-async function split(slice: SliceForRun, proposal: SplitProposal, deps: SliceRunnerDeps, log: Logger): Promise<void> {
-  if ((await activeSliceCount(deps.pool, slice.jobId)) >= deps.targetParallelism()) return;
-  const child = await splitSlice(deps.pool, { sliceId: slice.id, jobId: slice.jobId, ...proposal });
-  if (child) {
-    log.info({ child, splitAt: new Date(proposal.stopBelowMs).toISOString() }, 'slice split');
-    await deps.onSplit(slice.jobId, child, slice.job.priority);
+/**
+ * Carries out a handler's split proposal when the job walks fewer slices than its target; answers
+ * whether it split. A job found walking its target is taken as still full for FULL_JOB_MEMORY_MS
+ * (see fullJobs).
+ */
+async function split(slice: SliceForRun, proposal: SplitProposal, deps: SliceRunnerDeps, log: Logger): Promise<boolean> {
+  const target = deps.targetParallelism();
+  const full = fullJobsOf(deps.pool);
+  const now = performance.now();
+  const seen = full.get(slice.jobId);
+  if (seen !== undefined && now - seen.at < FULL_JOB_MEMORY_MS && seen.count >= target) return false;
+  const count = await activeSliceCount(deps.pool, slice.jobId);
+  if (count >= target) {
+    rememberFull(full, slice.jobId, count, now);
+    return false;
   }
+  full.delete(slice.jobId);
+  const child = await splitSlice(deps.pool, { sliceId: slice.id, jobId: slice.jobId, ...proposal });
+  if (!child) return false;
+  log.info({ child, splitAt: new Date(proposal.stopBelowMs).toISOString() }, 'slice split');
+  await deps.onSplit(slice.jobId, child, slice.job.priority);
+  return true;
+}
+
+/**
+ * How long a job found walking its target parallelism is taken to stay full without asking again.
+ * A search proposes a split on most pages, and counting the job's slices for each proposal was a
+ * Postgres round trip per page (issue 13: 513 counts in a 676-page job at its target); now at most
+ * one a second per job and process. A slice that ends meanwhile refills the job itself (refill),
+ * so a stale "full" delays no split that matters by more than this.
+ */
+export const FULL_JOB_MEMORY_MS = 1000;
+
+/** Per pool (one per worker process, or per test): jobId → slices counted at `at` (performance.now). */
+const fullJobsByPool = new WeakMap<Pool, Map<string, { count: number; at: number }>>();
+
+function fullJobsOf(pool: Pool): Map<string, { count: number; at: number }> {
+  let full = fullJobsByPool.get(pool);
+  if (!full) {
+    full = new Map();
+    fullJobsByPool.set(pool, full);
+  }
+  return full;
+}
+
+function rememberFull(full: Map<string, { count: number; at: number }>, jobId: string, count: number, now: number): void {
+  // Ended jobs are never asked about again: drop stale entries before the map can grow.
+  if (full.size >= 256) for (const [id, seen] of full) if (now - seen.at >= FULL_JOB_MEMORY_MS) full.delete(id);
+  full.set(jobId, { count, at: now });
 }
 
 function jobKindOf(slice: SliceForRun) {
