@@ -12,11 +12,13 @@ import { round, startBenchEnv } from './env.ts';
 import { runSearchJob, wholeJobUtilization } from './run-job.ts';
 
 const ONE_KEY_TWEETS = Number(process.env.BENCH_WHOLE_JOB_TWEETS ?? 12_000);
+/** Which runs to make: `BENCH_WHOLE_JOB_KEYS=1` runs only the one-key job (~35 s), e.g. to profile the worker. */
+const KEY_COUNTS = (process.env.BENCH_WHOLE_JOB_KEYS ?? '1,3').split(',').map(Number).filter((n) => Number.isInteger(n) && n > 0);
 
 export async function runWholeJobBench(): Promise<Record<string, number>> {
   const world = benchWorld();
   const out: Record<string, number> = {};
-  for (const keys of [1, 3]) {
+  for (const keys of KEY_COUNTS) {
     const [range] = pickRanges(world, 1, ONE_KEY_TWEETS * keys);
     const env = await startBenchEnv({ world, latencyMs: [300, 800] }, { keys });
     try {
@@ -27,13 +29,16 @@ export async function runWholeJobBench(): Promise<Record<string, number>> {
       );
       const u = wholeJobUtilization(run.search, keys);
       process.stderr.write(
-        `  whole job, ${keys} key(s): ${range!.since}..${range!.until} requests ${run.search.length} tweets ${run.tweets} utilization ${u.toFixed(3)} 429s ${run.status429} load ${run.loadAvg.toFixed(2)}\n`,
+        `  whole job, ${keys} key(s): ${range!.since}..${range!.until} requests ${run.search.length} tweets ${run.tweets} utilization ${u.toFixed(3)} 429s ${run.status429} worker CPU ${run.workerCpuMsPerPage.toFixed(2)} ms/page load ${run.loadAvg.toFixed(2)}\n`,
       );
       const name = keys === 1 ? '1key' : `${keys}keys`;
       out[`rate_utilization_whole_job_${name}`] = round(u);
       out[`whole_job_requests_${name}`] = run.search.length;
       out[`whole_job_tweets_per_request_${name}`] = round(run.tweets / Math.max(1, run.search.length), 2);
       out[`whole_job_429s_${name}`] = run.status429;
+      // The worker process's user+system CPU per page from 10% of the pages on (as backfill's
+      // worker_process_cpu_ms_per_page, over a shorter job): a quick check of a CPU change.
+      out[`whole_job_worker_cpu_ms_per_page_${name}`] = round(run.workerCpuMsPerPage, 2);
       out.whole_job_load_avg = round(run.loadAvg, 2);
     } finally {
       await env.close();
