@@ -2,6 +2,7 @@
 import type { CanonicalUser, UserSource } from './canonical.ts';
 import type { FollowerV3, ReducedUser, TopFollower, UserV3 } from './schemas/user-v3.ts';
 import type { BasicAccount, NewFollower, UserV2Embedded } from './schemas/user-v2.ts';
+import { countOf, orNull } from './schemas/common.ts';
 
 function emptyUser(id: string, source: UserSource, raw: unknown): CanonicalUser {
   return {
@@ -30,27 +31,31 @@ function emptyUser(id: string, source: UserSource, raw: unknown): CanonicalUser 
   };
 }
 
+/** One literal, no spread of an empty record: this runs for every tweet's author. */
 export function normalizeUserV3(user: UserV3, raw: unknown): CanonicalUser {
   return {
-    ...emptyUser(user.id, 'v3', raw),
-    username: user.username,
-    displayName: user.display_name,
-    description: user.description,
-    location: user.location,
-    createdAt: user.created_at,
-    protected: user.protected,
-    verified: user.verified,
-    canDm: user.can_dm,
-    possiblySensitive: user.possibly_sensitive,
-    followersCount: user.followers_count,
-    followingsCount: user.followings_count,
-    tweetsCount: user.tweets_count,
-    favouritesCount: user.favourites_count,
-    mediaCount: user.media_count,
-    profileImageUrl: user.profile_image_url,
-    profileBackgroundImageUrl: user.profile_background_image_url,
-    bioUrls: user.bio_urls,
-    pinnedTweetIds: user.pinned_tweet_ids,
+    id: user.id,
+    username: orNull(user.username),
+    displayName: orNull(user.display_name),
+    description: orNull(user.description),
+    location: orNull(user.location),
+    createdAt: orNull(user.created_at),
+    protected: orNull(user.protected),
+    verified: orNull(user.verified),
+    canDm: orNull(user.can_dm),
+    possiblySensitive: orNull(user.possibly_sensitive),
+    followersCount: countOf(user.followers_count),
+    followingsCount: countOf(user.followings_count),
+    tweetsCount: countOf(user.tweets_count),
+    favouritesCount: countOf(user.favourites_count),
+    mediaCount: countOf(user.media_count),
+    profileImageUrl: orNull(user.profile_image_url),
+    profileBackgroundImageUrl: orNull(user.profile_background_image_url),
+    bannerUrl: null,
+    bioUrls: user.bio_urls ?? [],
+    pinnedTweetIds: user.pinned_tweet_ids ?? [],
+    source: 'v3',
+    raw,
   };
 }
 

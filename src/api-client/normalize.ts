@@ -6,7 +6,7 @@
 import type { CanonicalTweet, CanonicalUser, EngagementCounts, TweetEntity } from './canonical.ts';
 import { normalizeUserV2Embedded, normalizeUserV3 } from './normalize-user.ts';
 import type { TweetV3 } from './schemas/tweet-v3.ts';
-import { idSchema, type sharedTweetCounts } from './schemas/common.ts';
+import { countOf, idOrNull, idSchema, orNull, type sharedTweetCounts } from './schemas/common.ts';
 import { tweetV3Schema } from './schemas/tweet-v3.ts';
 import type { TweetV2, TweetV2Embedded } from './schemas/tweet-v2.ts';
 import { collectUrls, extractCashtags, extractHashtags, extractMentions, isMediaEntity } from './text-entities.ts';
@@ -23,8 +23,10 @@ export {
 
 type WireEntity = { link: string | null; preview: string | null; type: string | null };
 
-function entitiesOf(entities: readonly WireEntity[]): TweetEntity[] {
-  return entities.map((e) => ({ type: e.type, link: e.link, preview: e.preview }));
+type PlainEntity = { link?: string | null | undefined; preview?: string | null | undefined; type?: string | null | undefined };
+
+function entitiesOf(entities: readonly (WireEntity | PlainEntity)[]): TweetEntity[] {
+  return entities.map((e) => ({ type: e.type ?? null, link: e.link ?? null, preview: e.preview ?? null }));
 }
 
 function field(raw: unknown, name: string): unknown {
@@ -50,12 +52,14 @@ function textParts(fullText: string, entities: TweetEntity[]) {
  */
 export const MAX_EMBEDDED_DEPTH = 3;
 
+const NO_EMBEDDED: { id: string | null; tweet: CanonicalTweet | null } = Object.freeze({ id: null, tweet: null });
+
 /**
  * An embedded quoted/retweeted tweet: when the object parses as a full v3 tweet (and the chain is
  * not too deep) it is normalised, otherwise only its id is kept.
  */
 function embeddedV3(raw: unknown, depth: number): { id: string | null; tweet: CanonicalTweet | null } {
-  if (raw === null || raw === undefined) return { id: null, tweet: null };
+  if (raw === null || raw === undefined) return NO_EMBEDDED;
   if (depth <= MAX_EMBEDDED_DEPTH) {
     const full = tweetV3Schema.safeParse(raw);
     if (full.success) return { id: full.data.id, tweet: normalizeTweetV3(full.data, raw, depth) };
@@ -82,31 +86,46 @@ function authored(author: CanonicalUser | null): Pick<CanonicalTweet, 'author' |
   return { authorId: author?.id ?? null, author };
 }
 
-/** `depth` is 0 for a page's own tweet and counts embedding levels below it. */
+/**
+ * `depth` is 0 for a page's own tweet and counts embedding levels below it. One literal in the
+ * canonical key order (no spread of helper objects): 20 of these a page, plus their authors.
+ */
 export function normalizeTweetV3(tweet: TweetV3, raw: unknown, depth = 0): CanonicalTweet {
-  const entities = entitiesOf(tweet.entities);
+  const entities = tweet.entities ? entitiesOf(tweet.entities) : [];
   const author: CanonicalUser | null = tweet.user ? normalizeUserV3(tweet.user, field(raw, 'user')) : null;
   const quoted = embeddedV3(field(raw, 'quoted_status'), depth + 1);
   const retweeted = embeddedV3(field(raw, 'retweeted_status'), depth + 1);
+  const fullText = tweet.full_text ?? '';
+  const inReplyToTweetId = idOrNull(tweet.in_reply_to_tweet_id);
   return {
     id: tweet.id,
-    ...authored(author),
-    fullText: tweet.full_text,
+    authorId: author === null ? null : author.id,
+    author,
+    fullText,
     createdAt: tweet.created_at,
-    lang: tweet.lang,
-    conversationId: tweet.conversation_id_str,
-    isReply: tweet.is_reply ?? tweet.in_reply_to_tweet_id !== null,
-    inReplyToTweetId: tweet.in_reply_to_tweet_id,
-    inReplyToUsername: tweet.in_reply_to_username,
+    lang: orNull(tweet.lang),
+    conversationId: idOrNull(tweet.conversation_id_str),
+    isReply: tweet.is_reply ?? inReplyToTweetId !== null,
+    inReplyToTweetId,
+    inReplyToUsername: orNull(tweet.in_reply_to_username),
     isQuoteStatus: tweet.is_quote_status ?? quoted.id !== null,
-    isRepliesLimited: tweet.is_replies_limited,
+    isRepliesLimited: orNull(tweet.is_replies_limited),
     quotedTweetId: quoted.id,
     retweetedTweetId: retweeted.id,
     quoted: quoted.tweet,
     retweeted: retweeted.tweet,
-    likeCount: tweet.likes_count,
-    ...sharedCounts(tweet),
-    ...textParts(tweet.full_text, entities),
+    likeCount: countOf(tweet.likes_count),
+    retweetCount: countOf(tweet.retweet_count),
+    replyCount: countOf(tweet.reply_count),
+    quoteCount: countOf(tweet.quote_count),
+    bookmarkCount: countOf(tweet.bookmark_count),
+    viewCount: countOf(tweet.view_count),
+    hashtags: extractHashtags(fullText),
+    cashtags: extractCashtags(fullText),
+    mentions: extractMentions(fullText),
+    urls: collectUrls(fullText, entities),
+    media: entities.length === 0 ? [] : entities.filter(isMediaEntity),
+    entities,
     source: 'v3',
     raw,
   };

@@ -26,22 +26,33 @@ function matches(text: string, pattern: RegExp): string[] {
   return [...text.matchAll(pattern)].map((m) => m[1] ?? '').filter((v) => v.length > 0);
 }
 
+/*
+ * Each extractor first asks whether the one character its pattern cannot match without is in the
+ * text at all (#/＃, $, @, "://"): most tweets have no tags, and a scan for one character is far
+ * cheaper than a Unicode regex walk plus the arrays matchAll, map, filter and Set build (~0.03 ms
+ * a 20-tweet page, bench/cpu.ts). The answers are the same: without it the pattern cannot match.
+ */
+
 /** Lower-cased, without #. */
 export function extractHashtags(text: string): string[] {
+  if (!text.includes('#') && !text.includes('＃')) return [];
   return unique(matches(text, HASHTAG).filter((tag) => !/^\d+$/.test(tag)).map((tag) => tag.toLowerCase()));
 }
 
 /** Upper-cased, without $. */
 export function extractCashtags(text: string): string[] {
+  if (!text.includes('$')) return [];
   return unique(matches(text, CASHTAG).map((tag) => tag.toUpperCase()));
 }
 
 /** Lower-cased handles, without @. */
 export function extractMentions(text: string): string[] {
+  if (!text.includes('@')) return [];
   return unique(matches(text, MENTION).map((handle) => handle.toLowerCase()));
 }
 
 export function extractUrls(text: string): string[] {
+  if (!text.includes('://')) return [];
   return unique([...text.matchAll(URL_IN_TEXT)].map((m) => m[0].replace(TRAILING_PUNCTUATION, '')));
 }
 
@@ -52,6 +63,7 @@ export function extractUrls(text: string): string[] {
  * a shared link.
  */
 export function collectUrls(text: string, entities: readonly TweetEntity[]): string[] {
+  if (entities.length === 0) return extractUrls(text);
   const media = new Set<string>();
   for (const e of entities) {
     if (!isMediaEntity(e)) continue;

@@ -8,6 +8,8 @@ import { basicAccountSchema, newFollowerSchema } from '../../src/api-client/sche
 import { usageSchema } from '../../src/api-client/schemas/usage.ts';
 import { checkQuotedSchema } from '../../src/api-client/schemas/check.ts';
 import { spaceSchema } from '../../src/api-client/schemas/space.ts';
+import { readOne } from '../../src/api-client/page.ts';
+import { tweetV3Reader, userV3Reader } from '../../src/api-client/readers.ts';
 import { BIG_TWEET_ID, tweetV2, tweetV3, userV3 } from './fixtures.ts';
 
 describe('ids', () => {
@@ -46,22 +48,40 @@ describe('cursors', () => {
 });
 
 describe('lenient fields', () => {
-  it('accepts explicit nulls for the documented optional fields', () => {
-    const parsed = tweetV3Schema.parse(tweetV3({ in_reply_to_tweet_id: null, quoted_status: null, retweeted_status: null, entities: null }));
-    expect(parsed.in_reply_to_tweet_id).toBeNull();
-    expect(parsed.entities).toEqual([]);
-    const user = userV3Schema.parse(userV3({ bio_urls: null, pinned_tweet_ids: null }));
-    expect(user.bio_urls).toEqual([]);
-    expect(user.pinned_tweet_ids).toEqual([]);
+  it('accepts explicit nulls for the documented optional fields; the reader makes them canonical', () => {
+    const wire = tweetV3({ in_reply_to_tweet_id: null, quoted_status: null, retweeted_status: null, entities: null });
+    expect(tweetV3Schema.safeParse(wire).success).toBe(true);
+    const tweet = readOne(wire, tweetV3Reader);
+    expect(tweet.inReplyToTweetId).toBeNull();
+    expect(tweet.entities).toEqual([]);
+    expect(tweet.media).toEqual([]);
+    const userWire = userV3({ bio_urls: null, pinned_tweet_ids: null });
+    expect(userV3Schema.safeParse(userWire).success).toBe(true);
+    const user = readOne(userWire, userV3Reader);
+    expect(user.bioUrls).toEqual([]);
+    expect(user.pinnedTweetIds).toEqual([]);
   });
 
   it('accepts absent optional fields the same as null', () => {
     const t = tweetV3();
     delete t.quoted_status;
     delete t.in_reply_to_username;
-    const parsed = tweetV3Schema.parse(t);
-    expect(parsed.quoted_status).toBeUndefined();
-    expect(parsed.in_reply_to_username).toBeNull();
+    delete t.lang;
+    delete t.likes_count;
+    const tweet = readOne(t, tweetV3Reader);
+    expect(tweet.quoted).toBeNull();
+    expect(tweet.quotedTweetId).toBeNull();
+    expect(tweet.inReplyToUsername).toBeNull();
+    expect(tweet.lang).toBeNull();
+    expect(tweet.likeCount).toBeNull();
+    const u = userV3();
+    delete u.location;
+    delete u.created_at;
+    delete u.followers_count;
+    const user = readOne(u, userV3Reader);
+    expect(user.location).toBeNull();
+    expect(user.createdAt).toBeNull();
+    expect(user.followersCount).toBeNull();
   });
 
   it('reads counts from numbers and numeric strings, null stays null', () => {
@@ -69,7 +89,22 @@ describe('lenient fields', () => {
     expect(countSchema.parse('1200')).toBe(1200);
     expect(countSchema.parse(null)).toBeNull();
     expect(countSchema.safeParse('12k').success).toBe(false);
-    expect(userV3Schema.parse(userV3()).followers_count).toBe(1200);
+    expect(readOne(userV3(), userV3Reader).followersCount).toBe(1200);
+    expect(readOne(userV3({ followers_count: 7, tweets_count: null }), userV3Reader)).toMatchObject({ followersCount: 7, tweetsCount: null });
+    expect(readOne(tweetV3({ likes_count: '42', view_count: null }), tweetV3Reader)).toMatchObject({ likeCount: 42, viewCount: null });
+  });
+
+  it("the v3 tweet and user refuse the counts countSchema refuses, and read '' as no id or time", () => {
+    for (const bad of [-1, 1.5, 2 ** 53, 1e300, '-1', '1.5', '12a', '', '99999999999999999', Number.NaN, true]) {
+      expect({ bad, ok: tweetV3Schema.safeParse(tweetV3({ likes_count: bad })).success }).toEqual({ bad, ok: false });
+      expect({ bad, ok: userV3Schema.safeParse(userV3({ followers_count: bad })).success }).toEqual({ bad, ok: false });
+    }
+    expect(tweetV3Schema.safeParse(tweetV3({ in_reply_to_tweet_id: '012' })).success).toBe(false);
+    expect(tweetV3Schema.safeParse(tweetV3({ conversation_id_str: 12 })).success).toBe(false);
+    expect(userV3Schema.safeParse(userV3({ created_at: 'soon' })).success).toBe(false);
+    const tweet = readOne(tweetV3({ in_reply_to_tweet_id: '', conversation_id_str: '', is_reply: null }), tweetV3Reader);
+    expect(tweet).toMatchObject({ inReplyToTweetId: null, conversationId: null, isReply: false });
+    expect(readOne(userV3({ created_at: '' }), userV3Reader).createdAt).toBeNull();
   });
 
   it('an embedded placeholder without an id drops the embedded part, not the tweet', () => {

@@ -12,6 +12,23 @@ describe('parseTimestamp', () => {
   it('reads the legacy weekday form, honouring its offset', () => {
     expect(parseTimestamp('Sun Aug 02 13:30:00 +0000 2026')?.toISOString()).toBe('2026-08-02T13:30:00.000Z');
     expect(parseTimestamp('Sun Aug 02 15:30:00 +0200 2026')?.toISOString()).toBe('2026-08-02T13:30:00.000Z');
+    expect(parseTimestamp('Sun Aug 02 06:00:00 -0730 2026')?.toISOString()).toBe('2026-08-02T13:30:00.000Z');
+    expect(parseTimestamp(' Tue Feb 29 23:59:59 +0000 2028\n')?.toISOString()).toBe('2028-02-29T23:59:59.000Z');
+    expect(parseTimestamp('Thu Dec 31 23:30:00 -0100 2026')?.toISOString()).toBe('2027-01-01T00:30:00.000Z');
+  });
+
+  it('reads every day of a leap and a common year in the legacy form as the ISO form does', () => {
+    const days = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
+    const months = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+    for (const year of [2024, 2026]) {
+      for (let t = Date.UTC(year, 0, 1, 7, 8, 9); t < Date.UTC(year + 1, 0, 1); t += 86_400_000) {
+        const d = new Date(t);
+        const dd = String(d.getUTCDate()).padStart(2, '0');
+        const legacy = `${days[d.getUTCDay()]} ${months[d.getUTCMonth()]} ${dd} 07:08:09 +0000 ${year}`;
+        expect(parseTimestamp(legacy)?.getTime(), legacy).toBe(t);
+        expect(parseTimestamp(d.toISOString())?.getTime()).toBe(t);
+      }
+    }
   });
 
   it("reads check-quoted's zone-less form as UTC", () => {
@@ -30,6 +47,21 @@ describe('parseTimestamp', () => {
       '1785677400',
       '2026-08-02T13:30:00+99:00',
       'Aug 02 2026',
+      'Sun Feb 29 13:30:00 +0000 2026',
+      'Sux Aug 02 13:30:00 +0000 2026',
+      'Mn\u016e Aug 02 13:30:00 +0000 2026',
+      'Sun A\u0175\u0167 02 13:30:00 +0000 2026',
+      'Sun aug 02 13:30:00 +0000 2026',
+      'Sun Aug 02 13:30:00 +1500 2026',
+      'Sun Aug 02 13:30:00 +0060 2026',
+      'Sun Aug 02 13:30:00 *0000 2026',
+      'Sun Aug 02 13:30:00 +0000 1969',
+      'Sun Aug 2 13:30:00 +0000 2026',
+      'Sun Aug 02 13:30:00  +0000 2026',
+      'Sun Aug 02 13:30:0a +0000 2026',
+      'Sun Aug 02 13-30:00 +0000 2026',
+      'Sun Aug 02 13:30:60 +0000 2026',
+      'Sun Aug 02 24:00:00 +0000 2026',
     ]) {
       expect(parseTimestamp(bad), bad).toBeNull();
     }

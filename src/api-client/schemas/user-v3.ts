@@ -2,32 +2,46 @@
  * v3 user shapes (service-production.md "Item schemas"): the full User, the CommunityUser of
  * community-members, the Follower of new-followers-7d / new-following-7d (User without `location`,
  * plus camelCase `followerDate`) and the TopFollower of top-followers / top-following.
+ * The full User rides in every v3 tweet (20 a search page), so its fields are the transform-free
+ * `plain…` schemas (common.ts) and normalizeUserV3 makes them canonical; the rarer shapes keep the
+ * transforming ones.
  */
 import { z } from 'zod';
-import { boolSchema, countSchema, idSchema, nullableArray, numberSchema, optionalTimestampSchema, textSchema } from './common.ts';
+import {
+  boolSchema,
+  countSchema,
+  idSchema,
+  numberSchema,
+  optionalTimestampSchema,
+  plainArray,
+  plainBool,
+  plainCount,
+  plainOptionalTimestamp,
+  plainText,
+  textSchema,
+} from './common.ts';
 
-export const userV3Schema = z
-  .object({
-    id: idSchema,
-    username: textSchema,
-    display_name: textSchema,
-    description: textSchema,
-    location: textSchema,
-    created_at: optionalTimestampSchema,
-    bio_urls: nullableArray(z.string()),
-    can_dm: boolSchema,
-    possibly_sensitive: boolSchema,
-    protected: boolSchema,
-    verified: boolSchema,
-    favourites_count: countSchema,
-    followers_count: countSchema,
-    followings_count: countSchema,
-    media_count: countSchema,
-    tweets_count: countSchema,
-    pinned_tweet_ids: nullableArray(idSchema),
-    profile_image_url: textSchema,
-    profile_background_image_url: textSchema,
-  });
+export const userV3Schema = z.object({
+  id: idSchema,
+  username: plainText,
+  display_name: plainText,
+  description: plainText,
+  location: plainText,
+  created_at: plainOptionalTimestamp,
+  bio_urls: plainArray(z.string()),
+  can_dm: plainBool,
+  possibly_sensitive: plainBool,
+  protected: plainBool,
+  verified: plainBool,
+  favourites_count: plainCount,
+  followers_count: plainCount,
+  followings_count: plainCount,
+  media_count: plainCount,
+  tweets_count: plainCount,
+  pinned_tweet_ids: plainArray(idSchema),
+  profile_image_url: plainText,
+  profile_background_image_url: plainText,
+});
 
 export type UserV3 = z.infer<typeof userV3Schema>;
 
