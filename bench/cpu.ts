@@ -57,15 +57,21 @@ async function recordBodies(): Promise<string[]> {
 /** A pool whose one client answers every statement at once, after preparing its parameters as pg does. */
 function recordingPool(): Pool {
   // One row that answers every statement: the lock and the advance find slice '1'.
-  const result = {
-    rows: [{ id: '1', stored: 20, new_tweets: 20, new_ids: [], slices: 1, jobs: 1, n: 1, stale_pages: 0, pages: '1', job_tweets: '20' }],
-    rowCount: 1,
-  };
-  // An emitter, as pg's client is: the store listens for connection errors while it holds one.
+  const rows = [{ id: '1', stored: 20, new_tweets: 20, new_ids: [], slices: 1, jobs: 1, n: 1, stale_pages: 0, pages: '1', job_tweets: '20' }];
+  const answers = new Map<string, { rows: typeof rows; rowCount: number; command: string }>();
+  // An emitter, as pg's client is: the store listens for connection errors while it holds one. It
+  // also has what a pipelined transaction (db.ts) reaches into: the socket to cork, the pipeline
+  // flag, and each result's `command` (a COMMIT is checked to have answered COMMIT).
   const client = Object.assign(new EventEmitter(), {
+    pipeline: false,
+    connection: { stream: { cork() {}, uncork() {} } },
     query(config: string | pg.QueryConfig) {
       if (typeof config !== 'string') for (const v of config.values ?? []) prepareValue(v);
-      return Promise.resolve(result);
+      const text = typeof config === 'string' ? config : config.text;
+      const command = /^\s*(\w+)/.exec(text)?.[1]?.toUpperCase() ?? '';
+      let answer = answers.get(command);
+      if (!answer) answers.set(command, (answer = { rows, rowCount: 1, command }));
+      return Promise.resolve(answer);
     },
     release() {},
   });
