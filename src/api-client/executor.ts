@@ -99,7 +99,10 @@ export function createExecutor(deps: ExecutorDeps): Execute {
       } finally {
         const durationMs = Math.round(performance.now() - started);
         const record: AttemptRecord = { endpoint, keyFingerprint: grant.fingerprint, status, durationMs, at, attempt };
-        deps.logger.debug({ endpoint, status, ms: durationMs, keyFingerprint: grant.fingerprint, attempt }, 'api attempt');
+        // Checked first: the line's object would be built for every attempt even when debug is off.
+        if (deps.logger.isLevelEnabled('debug')) {
+          deps.logger.debug({ endpoint, status, ms: durationMs, keyFingerprint: grant.fingerprint, attempt }, 'api attempt');
+        }
         try {
           deps.onAttempt?.(record);
         } catch (error) {
