@@ -8,17 +8,18 @@
  * so they share BEGIN/COMMIT, the WAL record of the commit and, per job, one users and one tweets
  * statement (index work done once per distinct row). Each page keeps its own guard: the page was
  * fetched with `expectedCursor` by the walk holding `lease`; the transaction first locks every
- * page's slice row in one statement, matching cursor and lease, and a page whose slice does not
- * match (another walk took it over, the slice was cancelled or split, or a Postgres crash lost the
- * last commits) is left out of the batch before anything is written, alone: StaleSliceError tells
- * its walk to re-read the slice. Any other failure of a batch (a bad row) re-runs its pages one per
- * transaction, so only the faulty page fails.
+ * page's slice row in one statement, matching cursor and lease. The whole transaction goes out in
+ * one socket write (no statement waits for the lock's answer), so a page whose slice does not match
+ * (another walk took it over, the slice was cancelled or split, or a Postgres crash lost the last
+ * commits) makes the advance fail and the batch roll back; the pages the lock found fresh are then
+ * sent again without it, and StaleSliceError tells its walk alone to re-read the slice. Any other
+ * failure of a batch (a bad row) re-runs its pages one per transaction, so only the faulty page fails.
  *
  * Lock order (the same in every transaction that takes both: job-runtime, job-control): slice rows
  * first (all of the batch's, by id, in one statement), then job rows (by id).
  */
 import type { CanonicalTweet, CanonicalUser } from '../api-client/canonical.ts';
-import { SqlState, sqlState, withTransaction, type Pool, type PoolClient } from './db.ts';
+import { SqlState, sqlState, withPipelinedTransaction, type PipelinedTransaction, type Pool, type PoolClient, type QueryResult } from './db.ts';
 import { upsertEdges, type EdgeBatch } from './edges.ts';
 import { StaleSliceError } from './errors.ts';
 import { LIVE_JOB_STATUSES } from './states.ts';
@@ -103,37 +104,66 @@ const LOCK_SLICES_SQL = `SELECT s.id::text AS id FROM job_slices s
 const LOCK_JOBS_SQL = `SELECT 1 FROM jobs WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE`;
 
 // Every page's slice advance, the request log and the jobs' roll-ups in ONE statement per batch:
-// the request log rides with it (one round trip fewer per page), and a batch of 16 pages costs
-// one statement here instead of 16 (~0.5 ms each). The guard is repeated (the rows are locked).
+// the request log rides with it, and a batch of 16 pages costs one statement here instead of 16
+// (~0.5 ms each). The guard is repeated (the lock's answer is not awaited: the batch is pipelined),
+// and harvest_expect_advanced (migration 0009) fails the batch when a page's slice did not advance.
+//
+// What is new to the job is read here, not returned by the upserts (their answers are not awaited
+// either): a job_tweets / job_users row whose xmin is this transaction was inserted by this batch
+// (those upserts never update a row). A user is new when all of its rows for the job are this
+// transaction's (a new role of a known user is not a new user). Each id is credited to the first
+// page (in `ord` order) that carries it.
 const ADVANCE_SQL = `
 WITH g AS (
-  SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::bigint[],
-    $8::boolean[], $9::text[], $10::bigint[], $11::bigint[], $12::bigint[], $13::bigint[], $14::text[], $22::text[])
-  AS g(slice_id, job_id, expected, next_cursor, status, items, new_items, empty, recent_hash, newest, oldest, new_tweets, new_users, lease, end_reason)
+  SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::boolean[],
+    $8::text[], $9::bigint[], $10::bigint[], $11::text[], $12::text[]) WITH ORDINALITY
+  AS g(slice_id, job_id, expected, next_cursor, status, items, empty, recent_hash, newest, oldest, lease, end_reason, ord)
+),
+nt AS (
+  SELECT ord, count(*) AS n FROM (
+    SELECT DISTINCT ON (g.job_id, p.tweet_id) p.ord
+    FROM unnest($21::int[], $22::bigint[]) AS p(ord, tweet_id)
+    JOIN g ON g.ord = p.ord
+    JOIN job_tweets jt ON jt.job_id = g.job_id AND jt.tweet_id = p.tweet_id
+    WHERE jt.xmin = pg_current_xact_id()::xid
+    ORDER BY g.job_id, p.tweet_id, p.ord
+  ) AS first GROUP BY ord
+),
+nu AS (
+  SELECT ord, count(*) AS n FROM (
+    SELECT DISTINCT ON (g.job_id, p.user_id) p.ord
+    FROM unnest($23::int[], $24::bigint[]) AS p(ord, user_id)
+    JOIN g ON g.ord = p.ord
+    WHERE (SELECT bool_and(ju.xmin = pg_current_xact_id()::xid) FROM job_users ju WHERE ju.job_id = g.job_id AND ju.user_id = p.user_id)
+    ORDER BY g.job_id, p.user_id, p.ord
+  ) AS first GROUP BY ord
 ),
 req AS (
   INSERT INTO api_requests (at, endpoint, key_fingerprint, status, duration_ms, job_id, slice_id)
   SELECT at, e, k, st, d, j, s
-  FROM unnest($15::timestamptz[], $16::text[], $17::text[], $18::int[], $19::int[], $20::bigint[], $21::bigint[]) AS r(at, e, k, st, d, j, s)
+  FROM unnest($13::timestamptz[], $14::text[], $15::text[], $16::int[], $17::int[], $18::bigint[], $19::bigint[]) AS r(at, e, k, st, d, j, s)
   ON CONFLICT DO NOTHING
   RETURNING slice_id
 ),
 n AS (SELECT slice_id, count(*) AS requests FROM req GROUP BY slice_id),
-gn AS (SELECT g.*, coalesce(n.requests, 0) AS requests FROM g LEFT JOIN n ON n.slice_id = g.slice_id),
+gn AS (
+  SELECT g.*, coalesce(n.requests, 0) AS requests, coalesce(nt.n, 0) AS new_tweets, coalesce(nu.n, 0) AS new_users
+  FROM g LEFT JOIN n ON n.slice_id = g.slice_id LEFT JOIN nt ON nt.ord = g.ord LEFT JOIN nu ON nu.ord = g.ord
+),
 s AS (
   UPDATE job_slices AS js SET
     cursor = gn.next_cursor,
-    status = CASE WHEN gn.status = 'done' OR jb.status = ANY($23::text[]) THEN gn.status ELSE js.status END,
+    status = CASE WHEN gn.status = 'done' OR jb.status = ANY($20::text[]) THEN gn.status ELSE js.status END,
     end_reason = CASE WHEN gn.status = 'done' THEN coalesce(gn.end_reason, js.end_reason) ELSE js.end_reason END,
     pages = js.pages + 1,
     items = js.items + gn.items,
-    new_items = js.new_items + gn.new_items,
+    new_items = js.new_items + gn.new_tweets + gn.new_users,
     requests = js.requests + gn.requests,
     empty_pages = CASE WHEN gn.empty THEN js.empty_pages + 1 ELSE 0 END,
     -- A page that lowers the slice's oldest tweet is still moving into the past: a watch pass
     -- re-reading stored pages on its way to an open gap is not stuck. (A first page has nothing
     -- to lower: it counts as before.)
-    stale_pages = CASE WHEN gn.new_items = 0
+    stale_pages = CASE WHEN gn.new_tweets + gn.new_users = 0
       AND NOT coalesce(gn.oldest < js.oldest_tweet_id, false)
       THEN js.stale_pages + 1 ELSE 0 END,
     recent_cursors = CASE WHEN gn.recent_hash IS NULL THEN js.recent_cursors
@@ -163,10 +193,16 @@ j AS (
   RETURNING jobs.id, jobs.status, jobs.tweets
 )
 SELECT s.id::text AS id, s.stale_pages::int AS stale_pages, s.cursor, s.status, s.lease, s.params, s.pages::text AS pages,
-  s.empty_pages, s.recent_cursors, j.status AS job_status, j.tweets::text AS job_tweets
-FROM s LEFT JOIN j ON j.id = s.job_id`;
+  s.empty_pages, s.recent_cursors, j.status AS job_status, j.tweets::text AS job_tweets,
+  gn.new_tweets::int AS new_tweets, gn.new_users::int AS new_users
+FROM s JOIN gn ON gn.slice_id = s.id LEFT JOIN j ON j.id = s.job_id
+WHERE (SELECT harvest_expect_advanced(cardinality($1::bigint[]), count(*)::int) FROM s)`;
 
-/** Test seam: runs inside the transaction after the tweets are written (inject a failure there). */
+/**
+ * Test seam: runs inside the transaction after the tweets are queued (inject a failure there). The
+ * batch is written up to this point first, so the hook may await its own queries; the advance and
+ * COMMIT go after it resolves (one write more than a batch without a hook).
+ */
 export interface CommitHooks {
   afterTweets?: (client: PoolClient) => Promise<void>;
 }
@@ -180,24 +216,9 @@ export interface CommittedPage {
 /** What became of one page of a group commit. */
 export type PageOutcome = ({ ok: true } & CommittedPage) | { ok: false; error: unknown };
 
-interface Prepared {
-  index: number;
-  page: PageCommit;
-  collected: CollectedPage;
-}
-
-/** Credits each id of `fresh` to the first page (in batch order) that carries it; removes it from `fresh`. */
-function claim(ids: Iterable<string>, fresh: Set<string>): number {
-  let n = 0;
-  for (const id of ids) if (fresh.delete(id)) n++;
-  return n;
-}
-
 interface Advance {
   page: PageCommit;
   collected: CollectedPage;
-  newTweets: number;
-  newUsers: number;
 }
 
 interface AdvanceRow {
@@ -212,14 +233,34 @@ interface AdvanceRow {
   recent_cursors: string[];
   job_status: string;
   job_tweets: string;
+  new_tweets: number;
+  new_users: number;
 }
 
-/** Advances every page's slice; returns each slice's state after the commit by slice id. */
-async function advanceAll(client: PoolClient, rows: readonly Advance[]): Promise<Map<string, AdvanceRow>> {
+/** Queues the advance of every page's slice (in `rows` order: the order new ids are credited in). */
+function queueAdvance(tx: PipelinedTransaction, rows: readonly Advance[]): Promise<QueryResult<AdvanceRow>> {
   const col = <T>(fn: (r: Advance) => T): T[] => rows.map(fn);
   const requests = rows.flatMap(({ page }) => (page.requests ?? []).map((r) => ({ ...r, jobId: page.jobId, sliceId: page.sliceId })));
   const ranges = rows.map((r) => idRange(r.collected.pageTweetIds));
-  const advanced = await client.query<AdvanceRow>({
+  const tweetOrd: number[] = [];
+  const tweetIds: string[] = [];
+  const userOrd: number[] = [];
+  const userIds: string[] = [];
+  rows.forEach(({ collected }, i) => {
+    for (const id of collected.pageTweetIds) {
+      tweetOrd.push(i + 1);
+      tweetIds.push(id);
+    }
+    // provenance is sorted by user id: a user in two roles is one id.
+    let last: string | undefined;
+    for (const [id] of collected.provenance) {
+      if (id === last) continue;
+      last = id;
+      userOrd.push(i + 1);
+      userIds.push(id);
+    }
+  });
+  return tx.query<AdvanceRow>({
     name: 'harvest_advance_slices',
     text: ADVANCE_SQL,
     values: [
@@ -229,14 +270,12 @@ async function advanceAll(client: PoolClient, rows: readonly Advance[]): Promise
       col((r) => r.page.nextCursor),
       col((r) => (r.page.sliceDone ? 'done' : (r.page.sliceStatus ?? 'running'))),
       col((r) => r.page.tweets.length + r.page.users.length),
-      col((r) => r.newTweets + r.newUsers),
       col((r) => r.page.emptyPage),
       col((r) => r.page.recentCursorHash ?? null),
       ranges.map((r) => r.newest),
       ranges.map((r) => r.oldest),
-      col((r) => r.newTweets),
-      col((r) => r.newUsers),
       col((r) => r.page.lease ?? null),
+      col((r) => (r.page.sliceDone ? (r.page.endReason ?? null) : null)),
       requests.map((r) => r.at.toISOString()),
       requests.map((r) => r.endpoint),
       requests.map((r) => r.keyFingerprint),
@@ -244,88 +283,100 @@ async function advanceAll(client: PoolClient, rows: readonly Advance[]): Promise
       requests.map((r) => Math.max(0, Math.round(r.durationMs))),
       requests.map((r) => r.jobId),
       requests.map((r) => r.sliceId),
-      col((r) => (r.page.sliceDone ? (r.page.endReason ?? null) : null)),
       LIVE_JOB_STATUSES,
+      tweetOrd,
+      tweetIds,
+      userOrd,
+      userIds,
     ],
   });
-  const stale = new Map(advanced.rows.map((r) => [r.id, r]));
-  // The slice rows are locked by this transaction with the expected cursors: a miss here is a bug,
-  // and throwing rolls the batch back (its pages are then retried one by one).
-  const missed = rows.find((r) => !stale.has(r.page.sliceId));
-  if (missed) throw new StaleSliceError(missed.page.sliceId, missed.page.expectedCursor);
-  return stale;
 }
 
-// The pages and their cursors commit together (asynchronous commit, begun in one round trip): a
-// commit lost to a Postgres crash loses both, so each slice resumes from the cursor before and its
-// page is fetched again. Waiting for the WAL flush buys nothing but 1-3 ms per batch.
-const inTransaction = <T>(pool: Pool, fn: (client: PoolClient) => Promise<T>): Promise<T> =>
-  withTransaction(pool, fn, { asyncCommit: true });
+function toOutcome({ collected }: Advance, r: AdvanceRow): PageOutcome {
+  return {
+    ok: true,
+    result: {
+      newTweets: r.new_tweets,
+      newUsers: r.new_users,
+      tweetsStored: collected.tweets.length,
+      usersStored: collected.users.length,
+      stalePages: r.stale_pages,
+    },
+    after: {
+      cursor: r.cursor,
+      status: r.status,
+      lease: r.lease,
+      params: r.params,
+      pages: Number(r.pages),
+      emptyPages: r.empty_pages,
+      recentCursors: r.recent_cursors,
+      jobStatus: r.job_status,
+      jobTweets: Number(r.job_tweets),
+    },
+  };
+}
 
-/** One transaction for pages of distinct slices. */
+/**
+ * One transaction for pages of distinct slices, sent as ONE socket write (withPipelinedTransaction):
+ * BEGIN, the slice lock, per job the users and tweets upserts (and edges, quarantine), the advance,
+ * COMMIT. Nothing waits for the lock's answer, so a stale page fails the advance and with it the
+ * batch (SLICE_GUARD_MISSED); the lock's answer, already in, names the fresh pages, which are sent
+ * again alone (stale pages are rare: a takeover, a cancel, a split, a lost commit).
+ */
 async function commitBatchOnce(pool: Pool, pages: readonly PageCommit[], hooks: CommitHooks): Promise<PageOutcome[]> {
-  const prepared: Prepared[] = pages.map((page, index) => ({ index, page, collected: collectPage(page.tweets, page.users, page.userRole ?? 'user') }));
-  return inTransaction(pool, async (client) => {
-    // Lock the slices first: a stale page drops out before any work, alone; two workers holding
-    // the same slice serialise here instead of racing through the upserts.
-    const locked = await client.query<{ id: string }>({
-      name: 'harvest_lock_slices',
-      text: LOCK_SLICES_SQL,
-      values: [pages.map((p) => p.sliceId), pages.map((p) => p.jobId), pages.map((p) => p.expectedCursor), pages.map((p) => p.lease ?? null)],
-    });
-    const fresh = new Set(locked.rows.map((r) => r.id));
-    const outcomes: PageOutcome[] = pages.map((p) => ({ ok: false, error: new StaleSliceError(p.sliceId, p.expectedCursor) }));
-    const live = prepared.filter((p) => fresh.has(p.page.sliceId));
-    // Jobs in id order, pages of a job in slice-id order. Job rows are updated by one statement at
-    // the end, in no set order: with several jobs in the batch, lock them first, by id, so every
-    // transaction takes job rows in one order (after the slice rows, as everywhere).
-    const jobs = [...new Set(live.map((p) => p.page.jobId))].sort(compareIds);
-    if (jobs.length > 1) await client.query({ name: 'harvest_lock_jobs', text: LOCK_JOBS_SQL, values: [jobs] });
-    const advances: Array<Advance & { index: number }> = [];
-    for (const jobId of jobs) {
-      const group = live.filter((p) => p.page.jobId === jobId).sort((a, b) => compareIds(a.page.sliceId, b.page.sliceId));
-      const rows = mergeCollected(group.map((p) => p.collected));
-      const observedAt = group[0]!.page.observedAt ?? new Date();
-      const users = await upsertUsers(client, rows.users, rows.provenance, jobId, observedAt);
-      const tweets = await upsertTweets(client, rows.tweets, rows.pageTweetIds, jobId, observedAt);
-      if (hooks.afterTweets) await hooks.afterTweets(client);
-      const newTweetIds = new Set(tweets.newIds);
-      const newUserIds = new Set(users.newIds);
-      for (const { index, page, collected } of group) {
-        if (page.edges?.length) await upsertEdges(client, page.edges, observedAt);
-        if (page.quarantined?.length) await insertQuarantine(client, page.jobId, page.sliceId, page.quarantined, observedAt);
-        const newTweets = claim(collected.pageTweetIds, newTweetIds);
-        const newUsers = claim(
-          collected.provenance.map((p) => p[0]),
-          newUserIds,
-        );
-        advances.push({ index, page, collected, newTweets, newUsers });
-      }
+  const outcomes: PageOutcome[] = pages.map((p) => ({ ok: false, error: new StaleSliceError(p.sliceId, p.expectedCursor) }));
+  let live = pages.map((page, index) => ({ index, page, collected: collectPage(page.tweets, page.users, page.userRole ?? 'user') }));
+  while (live.length > 0) {
+    let locked: Promise<QueryResult<{ id: string }>> | undefined;
+    const batch = live;
+    try {
+      const rows = await withPipelinedTransaction(pool, async (tx) => {
+        // Lock the slices first: two workers holding the same slice serialise here instead of
+        // racing through the upserts, and the answer says which pages were fresh.
+        locked = tx.query<{ id: string }>({
+          name: 'harvest_lock_slices',
+          text: LOCK_SLICES_SQL,
+          values: [batch.map((p) => p.page.sliceId), batch.map((p) => p.page.jobId), batch.map((p) => p.page.expectedCursor), batch.map((p) => p.page.lease ?? null)],
+        });
+        // Jobs in id order, pages of a job in slice-id order. Job rows are updated by one statement at
+        // the end, in no set order: with several jobs in the batch, lock them first, by id, so every
+        // transaction takes job rows in one order (after the slice rows, as everywhere).
+        const jobs = [...new Set(batch.map((p) => p.page.jobId))].sort(compareIds);
+        if (jobs.length > 1) tx.query({ name: 'harvest_lock_jobs', text: LOCK_JOBS_SQL, values: [jobs] });
+        const advances: Array<Advance & { index: number }> = [];
+        for (const jobId of jobs) {
+          const group = batch.filter((p) => p.page.jobId === jobId).sort((a, b) => compareIds(a.page.sliceId, b.page.sliceId));
+          const rows = mergeCollected(group.map((p) => p.collected));
+          const observedAt = group[0]!.page.observedAt ?? new Date();
+          tx.track(upsertUsers(tx, rows.users, rows.provenance, jobId, observedAt));
+          tx.track(upsertTweets(tx, rows.tweets, rows.pageTweetIds, jobId, observedAt));
+          if (hooks.afterTweets) {
+            const hook = tx.track(hooks.afterTweets(tx.client));
+            tx.flush();
+            await hook;
+          }
+          for (const p of group) {
+            if (p.page.edges?.length) tx.track(upsertEdges(tx, p.page.edges, observedAt));
+            if (p.page.quarantined?.length) tx.track(insertQuarantine(tx, p.page.jobId, p.page.sliceId, p.page.quarantined, observedAt));
+            advances.push(p);
+          }
+        }
+        const advanced = queueAdvance(tx, advances);
+        tx.commit();
+        const bySlice = new Map((await advanced).rows.map((r) => [r.id, r]));
+        return advances.map((a) => ({ advance: a, row: bySlice.get(a.page.sliceId)! }));
+      });
+      for (const { advance, row } of rows) outcomes[advance.index] = toOutcome(advance, row);
+      return outcomes;
+    } catch (error) {
+      if (sqlState(error) !== SqlState.SLICE_GUARD_MISSED || locked === undefined) throw error;
+      // The lock was answered before the advance failed: send the fresh pages again; the others
+      // keep their StaleSliceError. Each round drops at least one page.
+      const fresh = new Set((await locked).rows.map((r) => r.id));
+      live = batch.filter((p) => fresh.has(p.page.sliceId));
     }
-    if (advances.length > 0) {
-      const stale = await advanceAll(client, advances);
-      for (const { index, page, collected, newTweets, newUsers } of advances) {
-        const r = stale.get(page.sliceId)!;
-        const after: SliceAfterCommit = {
-          cursor: r.cursor,
-          status: r.status,
-          lease: r.lease,
-          params: r.params,
-          pages: Number(r.pages),
-          emptyPages: r.empty_pages,
-          recentCursors: r.recent_cursors,
-          jobStatus: r.job_status,
-          jobTweets: Number(r.job_tweets),
-        };
-        outcomes[index] = {
-          ok: true,
-          result: { newTweets, newUsers, tweetsStored: collected.tweets.length, usersStored: collected.users.length, stalePages: r.stale_pages },
-          after,
-        };
-      }
-    }
-    return outcomes;
-  });
+  }
+  return outcomes;
 }
 
 const RETRYABLE = new Set<string>([SqlState.DEADLOCK_DETECTED, SqlState.SERIALIZATION_FAILURE]);

@@ -31,10 +31,16 @@ function edgeSql(kind: EdgeKind): string {
       last_seen_at = greatest(e.last_seen_at, excluded.last_seen_at)`;
 }
 
+/**
+ * Queues one statement per batch, all at once: on a pipelined transaction (commit-page.ts) they
+ * ride in the batch's one write, and a statement queued after an await would land behind COMMIT.
+ */
 export async function upsertEdges(db: Queryable, batches: readonly EdgeBatch[], observedAt: Date): Promise<void> {
+  const sent: Array<Promise<unknown>> = [];
   for (const batch of batches) {
     const ids = [...new Set(batch.userIds)].sort(compareIds);
     if (ids.length === 0) continue;
-    await db.query(edgeSql(batch.kind), [batch.ownerId, ids, observedAt.toISOString()]);
+    sent.push(db.query(edgeSql(batch.kind), [batch.ownerId, ids, observedAt.toISOString()]));
   }
+  await Promise.all(sent);
 }

@@ -5,7 +5,7 @@
  * v2-embedded).
  */
 import type { CanonicalTweet } from '../api-client/canonical.ts';
-import type { PoolClient } from './db.ts';
+import type { PipelinedTransaction } from './db.ts';
 import { arrayLiteral, cleanText, isoOrNull, jsonText } from './page-rows.ts';
 
 const RANK = (col: string): string => `(CASE ${col} WHEN 'v3' THEN 3 WHEN 'v2' THEN 2 ELSE 1 END)`;
@@ -66,32 +66,25 @@ up AS (
     raw = CASE WHEN ${RICHER} THEN excluded.raw ELSE t.raw END,
     first_seen_at = least(t.first_seen_at, excluded.first_seen_at),
     last_seen_at = greatest(t.last_seen_at, excluded.last_seen_at)
-  RETURNING 1
 ),
+-- Which of these rows are new to the job is read by the slice advance (commit-page.ts) from the
+-- rows' xmin, in the same pipelined batch: nothing is returned here for the client to wait on.
 prov AS (
   INSERT INTO job_tweets (job_id, tweet_id, first_seen_at)
   SELECT $28::bigint, p.tweet_id, $27 FROM unnest($29::bigint[]) AS p(tweet_id)
   ON CONFLICT DO NOTHING
-  RETURNING tweet_id
 )
-SELECT (SELECT count(*) FROM up)::int AS stored, (SELECT count(*) FROM prov)::int AS new_tweets,
-  array(SELECT tweet_id::text FROM prov) AS new_ids`;
+SELECT 1`;
 
-export interface UpsertTweetsResult {
-  stored: number;
-  newTweets: number;
-  /** The tweet ids first recorded for the job (job_tweets rows inserted): a group commit credits each to its page. */
-  newIds: string[];
-}
-
-export async function upsertTweets(
-  client: PoolClient,
+/** Queues the statement on a pipelined transaction (it is answered with the batch). */
+export function upsertTweets(
+  tx: Pick<PipelinedTransaction, 'query'>,
   tweets: readonly CanonicalTweet[],
   pageTweetIds: readonly string[],
   jobId: string,
   observedAt: Date,
-): Promise<UpsertTweetsResult> {
-  if (tweets.length === 0) return { stored: 0, newTweets: 0, newIds: [] };
+): Promise<unknown> {
+  if (tweets.length === 0) return Promise.resolve();
   const values: unknown[] = [
     tweets.map((t) => t.id),
     tweets.map((t) => t.authorId),
@@ -123,6 +116,5 @@ export async function upsertTweets(
     jobId,
     pageTweetIds,
   ];
-  const { rows } = await client.query<{ stored: number; new_tweets: number; new_ids: string[] }>({ name: 'harvest_upsert_tweets', text: SQL, values });
-  return { stored: rows[0]?.stored ?? 0, newTweets: rows[0]?.new_tweets ?? 0, newIds: rows[0]?.new_ids ?? [] };
+  return tx.query({ name: 'harvest_upsert_tweets', text: SQL, values });
 }

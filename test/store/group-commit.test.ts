@@ -156,6 +156,21 @@ describe('GroupCommitter', () => {
     expect((await writers(s.sliceIds)).size).toBe(1);
   });
 
+  it('shares a queue of many pages among the free connections; a few pages stay one batch', async () => {
+    const s = await newSlices(20);
+    const author = makeUser(id('600'));
+    const committer = new GroupCommitter(db.pool, { maxInFlight: 2 });
+    const many = await Promise.all(
+      s.sliceIds.slice(0, 16).map((sliceId, i) => committer.commit(page(s.jobId, sliceId, { tweets: [makeTweet(id(), author)], nextCursor: `m${i}` }))),
+    );
+    expect(many.map((r) => r.result.newTweets)).toEqual(Array.from({ length: 16 }, () => 1));
+    expect(committer.stats).toEqual({ batches: 2, pages: 16 });
+    expect((await writers(s.sliceIds.slice(0, 16))).size).toBe(2);
+    await Promise.all(s.sliceIds.slice(16).map((sliceId, i) => committer.commit(page(s.jobId, sliceId, { nextCursor: `f${i}` }))));
+    expect(committer.stats).toEqual({ batches: 3, pages: 20 });
+    expect(await getJob(db.pool, s.jobId)).toMatchObject({ pages: 20, tweets: 16 });
+  });
+
   it('rejects only the stale caller', async () => {
     const s = await newSlices(2);
     await commitPage(db.pool, page(s.jobId, s.sliceIds[0]!, { nextCursor: 'ahead' }));
