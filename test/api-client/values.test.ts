@@ -162,4 +162,33 @@ describe('integer cursors keep every digit', () => {
     const parsed = parseJsonBody(text) as { json: { tweets: Array<{ full_text: string }> } };
     expect(parsed.json.tweets[0]?.full_text).toBe('{"next_cursor":123456789012345678901}');
   });
+
+  it('quotes exactly what the global pattern it replaces quoted, on generated texts', () => {
+    // The pattern the key-anchored scan must match; it walked the whole body.
+    const reference = (text: string) => text.replace(/([{,]\s*"next_cursor"\s*:\s*)(-?\d+)(?=\s*[,}])/g, '$1"$2"');
+    const choices = [
+      ['{', ',', '[', 'x', ''],
+      ['', ' ', '\n', '\u00a0', '\t '],
+      ['"next_cursor"', '"next_cursor"', '"next_cursorx"', '\\"next_cursor\\"'],
+      ['', ' ', '\r\n'],
+      [':', ':', ''],
+      ['', ' '],
+      ['12', '-7', '1.5', '"s"', '-', '123456789012345678901', 'null'],
+      ['', ' ', '\u2028'],
+      [',', '}', ']', ' ', ''],
+    ];
+    let seed = 7;
+    const pick = (options: string[]) => options[(seed = (seed * 1103515245 + 12345) % 2 ** 31) % options.length] ?? '';
+    let quoted = 0;
+    for (let n = 0; n < 5_000; n++) {
+      let text = '';
+      for (let segment = 0; segment < 1 + (n % 3); segment++) for (const options of choices) text += pick(options);
+      const expected = reference(text);
+      if (expected !== text) quoted++;
+      expect(quoteIntegerCursors(text), JSON.stringify(text)).toBe(expected);
+    }
+    expect(quoted).toBeGreaterThan(500);
+    const page = '{"tweets":[{"id":"1","next_cursor":5}],"next_cursor" :\t-12 }';
+    expect(quoteIntegerCursors(page)).toBe('{"tweets":[{"id":"1","next_cursor":"5"}],"next_cursor" :\t"-12" }');
+  });
 });
