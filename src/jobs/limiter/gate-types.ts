@@ -41,6 +41,20 @@ export type FetchUsage = (grant: Grant) => Promise<Usage>;
 /** A grant plus when its rate slot opened, by the Redis clock (ms since the epoch). */
 export interface RedisGrant extends Grant {
   readonly slotAt: number;
+  /** The key's consecutive 429s when granted: with none, a clean answer is not reported to Redis. */
+  readonly strikes: number;
+}
+
+/** What a gate has asked of Redis since it was made: the cost of its grants in Lua calls. */
+export interface LimiterStats {
+  /** Acquire script runs (grants, waits and refusals alike). */
+  acquireCalls: number;
+  /** Report script runs. */
+  reportCalls: number;
+  /** Reports answered without Redis (clean answer on a key without strikes, 5xx, no answer). */
+  reportsSkipped: number;
+  /** Grants handed out. */
+  grants: number;
 }
 
 export interface Usage {

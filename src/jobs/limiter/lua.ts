@@ -39,11 +39,23 @@ local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
  * failover to an empty replica) grants nothing to a job until it has been reconciled; with
  * `budget expected` a grant needs the job's budget key. Either missing answers {'lost', what}.
  *
+ * A process lines its waiters up (wait-line.ts) and asks for them one call at a time per open key,
+ * so a grant also tells it what to do next: `ready` = how many other keys have a slot within the
+ * lookahead now (that many more calls may go at once), `nextUs` = when the earliest other slot
+ * opens ('' when none is live), so the line sleeps until then instead of polling. The granted key's
+ * `strikes` ride along: a clean answer on a key without strikes need not be reported (REPORT_LUA
+ * would change nothing).
+ *
+ * A watch waiter id stands for a process's whole line of watches: with `keep` ('1', more watches
+ * queued behind this one) a grant or refusal leaves it registered, so backfills keep yielding
+ * until the line's next watch has asked.
+ *
  * KEYS: watch-waiting, budget, epoch, then (state hash, quota) per key.
  * ARGV: mode ('watch' | 'backfill' | 'sync'), waiter id, rate per key, base headroom µs, headroom
  *       cap µs, lookahead µs, reserve, budget ('0' none, '1' when present, '2' expected), check
- *       epoch ('1'/'0'), waiter ttl µs, recheck µs, state ttl ms, then one fingerprint per key.
- * Reply: {'ok', fp, delayUs, grantedBefore, quotaUnknown, slotAtUs} | {'wait', us} |
+ *       epoch ('1'/'0'), waiter ttl µs, recheck µs, state ttl ms, keep ('1'/'0'), then one
+ *       fingerprint per key.
+ * Reply: {'ok', fp, delayUs, grantedBefore, quotaUnknown, slotAtUs, strikes, ready, nextUs} | {'wait', us} |
  *        {'exhausted', retryAtUs or ''} | {'budget'} | {'lost', 'epoch' | 'budget'} |
  *        {'unknown', fp...} (backfill with a reserve, and every usable key's quota unknown)
  */
@@ -60,10 +72,11 @@ local checkEpoch = ARGV[9] == '1'
 local waiterTtl = tonumber(ARGV[10])
 local recheck = tonumber(ARGV[11])
 local stateTtl = tonumber(ARGV[12])
-local n = #ARGV - 12
+local keep = ARGV[13] == '1'
+local n = #ARGV - 13
 
 local function leave()
-  if mode == 'watch' then redis.call('ZREM', KEYS[1], waiter) end
+  if mode == 'watch' and not keep then redis.call('ZREM', KEYS[1], waiter) end
 end
 
 if checkEpoch and redis.call('EXISTS', KEYS[3]) == 0 then
@@ -96,8 +109,9 @@ end
 local floor = 0
 if mode == 'backfill' then floor = reserve end
 
-local bestIdx, bestSlot, bestInterval, earliest, retryAt = nil, nil, nil, nil, nil
+local bestIdx, bestSlot, bestInterval, bestStrikes, earliest, retryAt = nil, nil, nil, nil, nil, nil
 local live = false
+local slots = {}
 local unknownKeys = {}
 for i = 1, n do
   local h = KEYS[2 + 2 * i]
@@ -123,14 +137,16 @@ for i = 1, n do
         if vu and vu > now and vu < at then at = vu end
         if not retryAt or at < retryAt then retryAt = at end
       elseif mode == 'backfill' and floor > 0 and not quota then
-        unknownKeys[#unknownKeys + 1] = ARGV[12 + i]
+        unknownKeys[#unknownKeys + 1] = ARGV[13 + i]
       else
         live = true
         local slot = math.max(tonumber(st[1] or '') or 0, tonumber(st[5] or '') or 0, now)
+        slots[i] = slot
         if slot - now <= lookahead and (not bestSlot or slot < bestSlot) then
           bestIdx = i
           bestSlot = slot
-          bestInterval = intervalOf(tonumber(st[7] or '') or 0)
+          bestStrikes = tonumber(st[7] or '') or 0
+          bestInterval = intervalOf(bestStrikes)
         end
         local opens = slot - lookahead
         if not earliest or opens < earliest then earliest = opens end
@@ -164,7 +180,12 @@ if not bestIdx then
   return {'wait', fmt(earliest - now)}
 end
 
-leave()
+if keep then
+  redis.call('ZADD', KEYS[1], fmt(now + waiterTtl), waiter)
+  redis.call('PEXPIRE', KEYS[1], math.ceil(waiterTtl * 2))
+else
+  leave()
+end
 local h = KEYS[2 + 2 * bestIdx]
 local q = KEYS[3 + 2 * bestIdx]
 redis.call('HSET', h, 'tat', fmt(bestSlot + bestInterval))
@@ -185,7 +206,18 @@ if left then
   end
 end
 if budget then redis.call('DECR', KEYS[2]) end
-return {'ok', ARGV[12 + bestIdx], fmt(bestSlot - now), grantedBefore, unknown, fmt(bestSlot)}
+-- What the caller's line does next: the granted key is usable again at its new tat unless this
+-- grant spent its quota (parked above).
+slots[bestIdx] = nil
+if not (left and left <= 0) then slots[bestIdx] = bestSlot + bestInterval end
+local ready, nextOpen = 0, nil
+for _, slot in pairs(slots) do
+  if slot - now <= lookahead then ready = ready + 1
+  elseif not nextOpen or slot - lookahead < nextOpen then nextOpen = slot - lookahead end
+end
+local nextUs = ''
+if nextOpen then nextUs = fmt(nextOpen - now) end
+return {'ok', ARGV[13 + bestIdx], fmt(bestSlot - now), grantedBefore, unknown, fmt(bestSlot), bestStrikes, ready, nextUs}
 `;
 
 /**

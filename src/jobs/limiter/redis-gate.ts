@@ -2,27 +2,31 @@
  * The shared per-key limiter: one RequestGate for every worker, process and machine, kept in Redis.
  * Each acquire is one Lua script (see lua.ts) that picks a key with a free rate slot, checks and
  * spends its quota and the job's budget, and honours watch priority, all in one atomic step.
+ * Waiters of this process that ask the same question line up in a WaitLine (wait-line.ts): only
+ * its front talks to Redis, and sleeps until the slot it was told about. Watches have their own
+ * line, so they never queue behind backfills.
  * Key state lives in one namespace per service that every deployment on this Redis shares; budgets
  * and the reconcile epoch live under the deployment's prefix; all of it under one hash tag, so a
  * Redis Cluster runs each script on one node (key-layout.ts).
  */
 import { randomUUID } from 'node:crypto';
 import type { AcquireOptions, AttemptOutcome, Grant, RequestGate } from '../../api-client/gate.ts';
-import { AbortedError, ConfigError } from '../../errors.ts';
+import { ConfigError } from '../../errors.ts';
 import { silentLogger, type Logger } from '../../logger.ts';
 import { sleep } from '../../sleep.ts';
 import { BudgetExhaustedError, KeysRefusedError, QuotaExhaustedError } from './errors.ts';
 import type { RedisConnection } from '../redis-keys.ts';
 import { limiterLayout, type KeyRedisNames, type LimiterLayout } from './key-layout.ts';
-import type { FetchUsage, QuotaSyncResult, RedisGateOptions, RedisGrant, Usage } from './gate-types.ts';
+import type { FetchUsage, LimiterStats, QuotaSyncResult, RedisGateOptions, RedisGrant, Usage } from './gate-types.ts';
 import { readKeyStates, type KeyState } from './key-states.ts';
-import { defineLimiterScripts, type AcquireMode, type LimiterScripts } from './scripts.ts';
+import { defineLimiterScripts, type AcquireMode, type AcquireReply, type LimiterScripts } from './scripts.ts';
 import { DEFAULT_KEY_NAMESPACE } from './namespace.ts';
 import { ScheduleKeys } from './schedule-keys.ts';
 import { LimiterStateLostError } from './state-lost.ts';
 import { UNKNOWN_SYNC_BACKOFF_MS, UnknownQuotaSyncs } from './unknown-quota.ts';
+import { WaitLine, type LineStep } from './wait-line.ts';
 
-export type { FetchUsage, KeyState, QuotaSyncResult, RedisGateOptions, RedisGrant, Usage };
+export type { FetchUsage, KeyState, LimiterStats, QuotaSyncResult, RedisGateOptions, RedisGrant, Usage };
 
 const DEFAULT_HEADROOM_MS = 25;
 const DEFAULT_HEADROOM_CAP_MS = 1000;
@@ -30,10 +34,32 @@ const DEFAULT_RECHECK_MS = 10 * 60_000;
 /** Shared key state expires after a day unused: a namespace outlives deployments, not forever. */
 const STATE_TTL_MS = 24 * 3_600_000;
 
-/** Waiting loops poll at least this often, so aborts, unparks and new slots are seen quickly. */
-const MAX_POLL_MS = 40;
-/** A watch that stops polling (crashed process) blocks backfills for at most this long. */
+/** A watch that stops asking (crashed process) blocks backfills for at most this long. */
 const WAITER_TTL_MS = 1000;
+/**
+ * A waiting line asks again at least this often whatever it was told: a watch line twice per
+ * registration lifetime so backfills keep yielding to it; other lines once a second, so a key
+ * unparked by another process is seen within a second (aborts need no wake-up: they leave the
+ * line at once).
+ */
+const WATCH_MAX_SLEEP_MS = WAITER_TTL_MS / 2;
+const MAX_SLEEP_MS = 1000;
+/** Answers REPORT_LUA acts on whatever the key's strikes; any other is only worth a call when it takes a strike away. */
+const ALWAYS_REPORTED = new Set([429, 401, 402, 403]);
+
+interface Granted {
+  grant: RedisGrant;
+  grantedBefore: number;
+  delayMs: number;
+}
+
+/** One question's line and, for watches, the waiter id that stands for the whole line in Redis. */
+interface Lane {
+  readonly line: WaitLine<Granted>;
+  readonly waiter: string;
+  /** Whether this lane's watch waiter may still be registered in Redis (removed when the line empties). */
+  registered: boolean;
+}
 
 export class RedisGate implements RequestGate {
   readonly #redis: RedisConnection;
@@ -56,6 +82,8 @@ export class RedisGate implements RequestGate {
   readonly #lostListeners = new Set<(error: LimiterStateLostError) => void>();
   #usageSource: FetchUsage | null = null;
   readonly #unknownSyncs = new UnknownQuotaSyncs();
+  readonly #lanes = new Map<string, Lane>();
+  readonly #stats: LimiterStats = { acquireCalls: 0, reportCalls: 0, reportsSkipped: 0, grants: 0 };
 
   constructor(options: RedisGateOptions) {
     if (options.keys.length === 0) throw new ConfigError('the limiter needs at least one API key');
@@ -91,11 +119,25 @@ export class RedisGate implements RequestGate {
     return expected;
   }
 
-  /** Every answer is reported: a 429 cools the key and widens its headroom, a clean one narrows it back. */
+  /**
+   * A 429 cools the key and widens its headroom, 401/402/403 disable or park it, and another answer
+   * from the service (2xx–4xx) takes a strike away. So a clean answer on a grant whose key had no
+   * strikes, or an answer REPORT_LUA ignores (none, 5xx), costs no Redis call: at 20 pages/s that
+   * was one Lua call per page. A grant from elsewhere (no `strikes`) is always reported. A strike
+   * that came after a grant was made (another request's 429) is taken away by the next clean
+   * answer on a grant that saw it, one grant later than before.
+   */
   async report(grant: Grant, outcome: AttemptOutcome): Promise<void> {
     const { status } = outcome;
-    if (status === 0) return;
+    if (!ALWAYS_REPORTED.has(status)) {
+      const strikes = (grant as Partial<RedisGrant>).strikes;
+      if (status < 200 || status >= 500 || strikes === 0) {
+        this.#stats.reportsSkipped++;
+        return;
+      }
+    }
     const names = this.#namesOf(grant.fingerprint);
+    this.#stats.reportCalls++;
     const until = await this.#scripts.report(names, status, this.#headroomMs, this.#recheckMs, this.#headroomCapMs);
     const fingerprint = grant.fingerprint;
     if (status === 429) this.#logger.debug({ fingerprint, until }, 'key rate-limited by the service; cooling');
@@ -191,83 +233,106 @@ export class RedisGate implements RequestGate {
     return readKeyStates(this.#redis, this.#names);
   }
 
+  /** Counts of this gate's Lua calls and grants since it was made (a copy). */
+  stats(): LimiterStats {
+    return { ...this.#stats };
+  }
+
+  #laneFor(mode: AcquireMode, names: readonly KeyRedisNames[]): Lane {
+    const id = names.length === this.#names.length ? mode : `${mode}:${names.map((n) => n.fingerprint).join(',')}`;
+    let lane = this.#lanes.get(id);
+    if (!lane) {
+      const maxSleepMs = mode === 'watch' ? WATCH_MAX_SLEEP_MS : MAX_SLEEP_MS;
+      lane = { line: new WaitLine<Granted>({ concurrency: names.length, maxSleepMs }), waiter: randomUUID(), registered: false };
+      this.#lanes.set(id, lane);
+    }
+    return lane;
+  }
+
   async #acquireWithCount(
     mode: AcquireMode,
     names: readonly KeyRedisNames[],
     jobId: string | undefined,
     signal: AbortSignal | undefined,
   ): Promise<{ grant: RedisGrant; grantedBefore: number }> {
-    const waiter = randomUUID();
-    const watchWaiting = this.#layout.watchWaiting;
     const guarded = jobId !== undefined && this.#schedule !== null;
     const budgetMode = guarded && (await this.#budgetExpected(jobId)) ? 'expected' : 'present';
-    let registered = false;
+    const lane = this.#laneFor(mode, names);
+    const call = {
+      mode,
+      waiter: lane.waiter,
+      watchWaiting: this.#layout.watchWaiting,
+      budget: jobId === undefined ? null : this.#layout.budget(jobId),
+      budgetMode,
+      epoch: guarded ? this.#layout.epoch : null,
+      keys: names,
+      ratePerKey: this.#ratePerKey,
+      headroomMs: this.#headroomMs,
+      headroomCapMs: this.#headroomCapMs,
+      lookaheadMs: this.#intervalMs / 2,
+      reserve: this.#reserve,
+      waiterTtlMs: WAITER_TTL_MS,
+      recheckMs: this.#recheckMs,
+      stateTtlMs: STATE_TTL_MS,
+    } as const;
+    const ask = async (): Promise<LineStep<Granted>> => {
+      // More watches queued behind this one: backfills must keep yielding after it is granted.
+      const keep = mode === 'watch' && lane.line.queued > 0;
+      this.#stats.acquireCalls++;
+      const reply = await this.#scripts.acquire({ ...call, keep });
+      if (mode === 'watch') lane.registered = keep || reply.kind === 'wait';
+      return this.#stepOf(reply, mode, jobId);
+    };
     try {
-      for (;;) {
-        if (signal?.aborted) throw new AbortedError();
-        const reply = await this.#scripts.acquire({
-          mode,
-          waiter,
-          watchWaiting,
-          budget: jobId === undefined ? null : this.#layout.budget(jobId),
-          budgetMode,
-          epoch: guarded ? this.#layout.epoch : null,
-          keys: names,
-          ratePerKey: this.#ratePerKey,
-          headroomMs: this.#headroomMs,
-          headroomCapMs: this.#headroomCapMs,
-          lookaheadMs: this.#intervalMs / 2,
-          reserve: this.#reserve,
-          waiterTtlMs: WAITER_TTL_MS,
-          recheckMs: this.#recheckMs,
-          stateTtlMs: STATE_TTL_MS,
-        });
-        switch (reply.kind) {
-          case 'ok': {
-            registered = false;
-            const key = this.#secrets.get(reply.fingerprint);
-            if (key === undefined) throw new Error(`limiter granted an unconfigured key ${reply.fingerprint}`);
-            // The usage call that seeds the quota is itself granted while the quota is unknown.
-            if (reply.quotaUnknown && mode !== 'sync') this.#warnUnknownQuota(reply.fingerprint);
-            // The slot is ours and at most half an interval away: wait for it even when aborted,
-            // so a grant that spent quota and budget is always handed out and used.
-            if (reply.delayMs > 0) await sleep(Math.ceil(reply.delayMs), undefined);
-            return { grant: { key, fingerprint: reply.fingerprint, slotAt: reply.slotAt }, grantedBefore: reply.grantedBefore };
-          }
-          case 'wait':
-            registered = mode === 'watch';
-            await sleep(Math.min(Math.max(Math.ceil(reply.waitMs), 1), MAX_POLL_MS), signal);
-            break;
-          case 'exhausted': {
-            registered = false;
-            // Rare path: tell "every key refused (401)" apart from "quota spent", since the
-            // first fails jobs at once and the second only parks them.
-            const states = await this.keyStates();
-            if (states.length > 0 && states.every((st) => st.disabled)) throw new KeysRefusedError(states.map((st) => st.fingerprint));
-            throw new QuotaExhaustedError(reply.retryAt);
-          }
-          case 'budget':
-            registered = false;
-            throw new BudgetExhaustedError(jobId ?? '');
-          case 'lost': {
-            registered = false;
-            const error = new LimiterStateLostError(jobId ?? '', reply.what);
-            this.#logger.warn({ jobId, missing: reply.what }, 'limiter refused a grant: Redis lost the schedule');
-            for (const listener of this.#lostListeners) listener(error);
-            throw error;
-          }
-          case 'unknown':
-            registered = false;
-            // Keep the watch reserve: learn the quota first, then ask again.
-            if (!(await this.#syncUnknown(reply.fingerprints))) {
-              throw new QuotaExhaustedError(new Date(Date.now() + UNKNOWN_SYNC_BACKOFF_MS));
-            }
-            break;
-        }
-      }
+      const { grant, grantedBefore, delayMs } = await lane.line.join(ask, signal);
+      this.#stats.grants++;
+      // The slot is ours and at most half an interval away: wait for it even when aborted,
+      // so a grant that spent quota and budget is always handed out and used.
+      if (delayMs > 0) await sleep(Math.ceil(delayMs), undefined);
+      return { grant, grantedBefore };
     } finally {
-      // An aborted watch must not hold backfills back until its entry expires.
-      if (registered) await this.#redis.zrem(watchWaiting, waiter).catch(() => undefined);
+      // An aborted or refused watch must not hold backfills back until its entry expires.
+      if (lane.registered && lane.line.idle) {
+        lane.registered = false;
+        await this.#redis.zrem(this.#layout.watchWaiting, lane.waiter).catch(() => undefined);
+      }
+    }
+  }
+
+  /** What one acquire answer means for the line: only a job's own refusal reaches its waiter. */
+  async #stepOf(reply: AcquireReply, mode: AcquireMode, jobId: string | undefined): Promise<LineStep<Granted>> {
+    switch (reply.kind) {
+      case 'ok': {
+        const key = this.#secrets.get(reply.fingerprint);
+        if (key === undefined) throw new Error(`limiter granted an unconfigured key ${reply.fingerprint}`);
+        // The usage call that seeds the quota is itself granted while the quota is unknown.
+        if (reply.quotaUnknown && mode !== 'sync') this.#warnUnknownQuota(reply.fingerprint);
+        const grant: RedisGrant = { key, fingerprint: reply.fingerprint, slotAt: reply.slotAt, strikes: reply.strikes };
+        return { kind: 'granted', value: { grant, grantedBefore: reply.grantedBefore, delayMs: reply.delayMs }, ready: reply.ready, nextMs: reply.nextMs };
+      }
+      case 'wait':
+        return { kind: 'wait', waitMs: Math.max(reply.waitMs, 1) };
+      case 'exhausted': {
+        // Rare path: tell "every key refused (401)" apart from "quota spent", since the
+        // first fails jobs at once and the second only parks them.
+        const states = await this.keyStates();
+        if (states.length > 0 && states.every((st) => st.disabled)) {
+          return { kind: 'refused', error: new KeysRefusedError(states.map((st) => st.fingerprint)) };
+        }
+        return { kind: 'refused', error: new QuotaExhaustedError(reply.retryAt) };
+      }
+      case 'budget':
+        return { kind: 'refused', error: new BudgetExhaustedError(jobId ?? '') };
+      case 'lost': {
+        const error = new LimiterStateLostError(jobId ?? '', reply.what);
+        this.#logger.warn({ jobId, missing: reply.what }, 'limiter refused a grant: Redis lost the schedule');
+        for (const listener of this.#lostListeners) listener(error);
+        return { kind: 'refused', error };
+      }
+      case 'unknown':
+        // Keep the watch reserve: learn the quota first, then ask again.
+        if (await this.#syncUnknown(reply.fingerprints)) return { kind: 'again' };
+        return { kind: 'refused', error: new QuotaExhaustedError(new Date(Date.now() + UNKNOWN_SYNC_BACKOFF_MS)) };
     }
   }
 

@@ -28,7 +28,10 @@ export type { KeyRedisNames };
 
 export interface AcquireCall {
   mode: AcquireMode;
+  /** The watch waiter id: one per process line of watches (see ACQUIRE_LUA). */
   waiter: string;
+  /** A watch with more watches queued behind it: stay registered after this call. */
+  keep: boolean;
   watchWaiting: string;
   /** Budget key of the job, or null for none. */
   budget: string | null;
@@ -48,7 +51,20 @@ export interface AcquireCall {
 }
 
 export type AcquireReply =
-  | { kind: 'ok'; fingerprint: string; delayMs: number; grantedBefore: number; quotaUnknown: boolean; slotAt: number }
+  | {
+      kind: 'ok';
+      fingerprint: string;
+      delayMs: number;
+      grantedBefore: number;
+      quotaUnknown: boolean;
+      slotAt: number;
+      /** The granted key's consecutive 429s when granted. */
+      strikes: number;
+      /** Other keys with a slot open now (more calls may go at once). */
+      ready: number;
+      /** When the earliest key that is not ready opens, from now; null when none is live. */
+      nextMs: number | null;
+    }
   | { kind: 'wait'; waitMs: number }
   | { kind: 'exhausted'; retryAt: Date | null }
   | { kind: 'budget' }
@@ -107,6 +123,9 @@ function parseAcquire(raw: unknown): AcquireReply {
         grantedBefore: num(reply[3]),
         quotaUnknown: num(reply[4]) === 1,
         slotAt: num(reply[5]) / 1000,
+        strikes: num(reply[6]),
+        ready: num(reply[7]),
+        nextMs: reply[8] === '' || reply[8] === undefined ? null : num(reply[8]) / 1000,
       };
     case 'wait':
       return { kind: 'wait', waitMs: num(reply[1]) / 1000 };
@@ -158,6 +177,7 @@ export function defineLimiterScripts(redis: RedisConnection): LimiterScripts {
         us(call.waiterTtlMs),
         us(call.recheckMs),
         String(Math.ceil(call.stateTtlMs)),
+        call.keep ? '1' : '0',
         ...call.keys.map((k) => k.fingerprint),
       );
       return parseAcquire(raw);

@@ -1,0 +1,182 @@
+/**
+ * Waiters of one process that ask the limiter the same question (same mode, same keys) line up
+ * here instead of each polling Redis. Before this line, every waiting acquire re-ran the acquire
+ * script at least every 40 ms on its own: 16 waiters on one key at 20 req/s made 31 Lua calls per
+ * grant, 64 waiters 122, 200 waiters on 10 keys 28 (each ~0.2 ms of socket write on the bench
+ * machine). Now only the front of the line asks, and each answer says when to ask next:
+ *
+ * - granted: the waiter leaves with its grant; `ready` other keys are open now, so that many calls
+ *   go at once (10 keys can still be granted 200/s from one process), else the line sleeps until
+ *   the next key opens;
+ * - wait: the asker keeps its place at the front and the line sleeps until the slot it was told
+ *   about (at most `maxSleepMs`, so a watch's registration is refreshed before it expires);
+ * - refused: only that waiter leaves with the error (its job's budget or epoch, no key left), the
+ *   line behind it asks on at once.
+ *
+ * At most `concurrency` calls are out at a time. An aborted waiter leaves the line at once, unless
+ * its call is already out: then the answer decides, and a grant (quota and budget already spent)
+ * is handed out anyway, so it is used rather than lost.
+ */
+import { AbortedError } from '../../errors.ts';
+
+/** What one call to the limiter told the line. */
+export type LineStep<T> =
+  /** `ready` more keys are open now; otherwise the next one opens in `nextMs` (null: ask at once). */
+  | { kind: 'granted'; value: T; ready: number; nextMs: number | null }
+  | { kind: 'wait'; waitMs: number }
+  /** Ask again at once, keeping the place (e.g. after learning a key's quota). */
+  | { kind: 'again' }
+  | { kind: 'refused'; error: unknown };
+
+export interface WaitLineOptions {
+  /** Calls out at once at most; one per key of the question. */
+  concurrency: number;
+  /** Longest sleep between two calls, whatever the limiter said. */
+  maxSleepMs: number;
+}
+
+interface Entry<T> {
+  readonly ask: () => Promise<LineStep<T>>;
+  readonly signal: AbortSignal | undefined;
+  readonly resolve: (value: T) => void;
+  readonly reject: (error: unknown) => void;
+  readonly onAbort: () => void;
+}
+
+export class WaitLine<T> {
+  readonly #concurrency: number;
+  readonly #maxSleepMs: number;
+  readonly #queue: Entry<T>[] = [];
+  #inFlight = 0;
+  /** Calls that may start once `#notBefore` has passed, as the last answer told. */
+  #credits = 1;
+  /** performance.now() before which no call starts. */
+  #notBefore = 0;
+  #timer: NodeJS.Timeout | null = null;
+  #timerAt = 0;
+
+  constructor(options: WaitLineOptions) {
+    this.#concurrency = Math.max(1, options.concurrency);
+    this.#maxSleepMs = options.maxSleepMs;
+  }
+
+  /** Waiters queued behind the calls that are out. */
+  get queued(): number {
+    return this.#queue.length;
+  }
+
+  get idle(): boolean {
+    return this.#queue.length === 0 && this.#inFlight === 0;
+  }
+
+  /** Queues `ask` (one call to the limiter for this waiter) and settles with its grant or refusal. */
+  join(ask: () => Promise<LineStep<T>>, signal?: AbortSignal): Promise<T> {
+    if (signal?.aborted) return Promise.reject(new AbortedError());
+    return new Promise<T>((resolve, reject) => {
+      const entry: Entry<T> = {
+        ask,
+        signal,
+        resolve,
+        reject,
+        onAbort: () => {
+          const at = this.#queue.indexOf(entry);
+          // Its call is out: the answer settles it (a grant is never dropped).
+          if (at < 0) return;
+          this.#queue.splice(at, 1);
+          if (this.#queue.length === 0) this.#clearTimer();
+          reject(new AbortedError());
+        },
+      };
+      signal?.addEventListener('abort', entry.onAbort, { once: true });
+      this.#queue.push(entry);
+      this.#pump();
+    });
+  }
+
+  #pump(): void {
+    while (this.#queue.length > 0 && this.#inFlight < this.#concurrency && this.#credits > 0) {
+      const waitMs = this.#notBefore - performance.now();
+      if (waitMs > 0) {
+        this.#wakeIn(waitMs);
+        return;
+      }
+      const entry = this.#queue.shift() as Entry<T>;
+      this.#credits--;
+      this.#inFlight++;
+      void this.#call(entry);
+    }
+  }
+
+  async #call(entry: Entry<T>): Promise<void> {
+    let step: LineStep<T>;
+    try {
+      step = await entry.ask();
+    } catch (error) {
+      step = { kind: 'refused', error };
+    }
+    this.#inFlight--;
+    const now = performance.now();
+    switch (step.kind) {
+      case 'granted':
+        // Keys the calls still out will likely take are not open for the line any more.
+        if (step.ready > this.#inFlight) {
+          this.#credits = step.ready - this.#inFlight;
+          this.#notBefore = now;
+        } else {
+          this.#credits = 1;
+          this.#notBefore = step.nextMs === null ? now : now + Math.min(Math.max(step.nextMs, 0), this.#maxSleepMs);
+        }
+        this.#leave(entry);
+        entry.resolve(step.value);
+        break;
+      case 'wait':
+        this.#credits = 1;
+        this.#notBefore = now + Math.min(Math.max(step.waitMs, 0), this.#maxSleepMs);
+        this.#requeue(entry);
+        break;
+      case 'again':
+        this.#credits = Math.max(this.#credits, 1);
+        this.#notBefore = now;
+        this.#requeue(entry);
+        break;
+      case 'refused':
+        // The refusal said nothing about the keys: keep what the last answer said about them.
+        if (this.#inFlight === 0) this.#credits = Math.max(this.#credits, 1);
+        this.#leave(entry);
+        entry.reject(step.error);
+        break;
+    }
+    this.#pump();
+  }
+
+  /** The asker keeps its place at the front, unless it was aborted while its call was out. */
+  #requeue(entry: Entry<T>): void {
+    if (entry.signal?.aborted) {
+      this.#leave(entry);
+      entry.reject(new AbortedError());
+      return;
+    }
+    this.#queue.unshift(entry);
+  }
+
+  #leave(entry: Entry<T>): void {
+    entry.signal?.removeEventListener('abort', entry.onAbort);
+  }
+
+  #wakeIn(ms: number): void {
+    const at = performance.now() + ms;
+    if (this.#timer !== null && this.#timerAt <= at) return;
+    this.#clearTimer();
+    this.#timerAt = at;
+    this.#timer = setTimeout(() => {
+      this.#timer = null;
+      this.#pump();
+    }, Math.ceil(ms));
+  }
+
+  #clearTimer(): void {
+    if (this.#timer === null) return;
+    clearTimeout(this.#timer);
+    this.#timer = null;
+  }
+}

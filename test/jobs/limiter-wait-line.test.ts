@@ -1,0 +1,121 @@
+/**
+ * The limiter's in-process waiting line (wait-line.ts), with scripted answers in place of Redis:
+ * only its front asks, it sleeps until the slot it was told about, a refusal or an abort takes out
+ * one waiter only, and a grant whose call was already out is never lost to an abort.
+ */
+import { describe, expect, it } from 'vitest';
+import { ErrorCode } from '../../src/errors.ts';
+import { WaitLine, type LineStep } from '../../src/jobs/limiter/wait-line.ts';
+
+const tick = (ms = 0) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  return promise.then(
+    () => {
+      throw new Error('expected a rejection');
+    },
+    (error: unknown) => error,
+  );
+}
+
+describe('WaitLine', () => {
+  it('asks for one waiter at a time, first come first served, and sleeps until the slot it was told about', async () => {
+    const line = new WaitLine<string>({ concurrency: 1, maxSleepMs: 1000 });
+    const asks: { who: string; at: number }[] = [];
+    const t0 = performance.now();
+    let nextFree = t0;
+    // A key with a slot every 30 ms: a grant says when the next one opens, an early ask hears 'wait'.
+    const askFor = (who: string) => async (): Promise<LineStep<string>> => {
+      const now = performance.now();
+      asks.push({ who, at: now - t0 });
+      if (now < nextFree) return { kind: 'wait', waitMs: nextFree - now };
+      nextFree = now + 30;
+      return { kind: 'granted', value: who, ready: 0, nextMs: 30 };
+    };
+    const order: string[] = [];
+    await Promise.all(['a', 'b', 'c', 'd'].map((who) => line.join(askFor(who)).then((v) => order.push(v))));
+    expect(order).toEqual(['a', 'b', 'c', 'd']);
+    // One ask per grant (no polling), the next asked only once the slot it was told about came.
+    expect(asks.map((a) => a.who)).toEqual(['a', 'b', 'c', 'd']);
+    for (let i = 1; i < asks.length; i++) expect(asks[i]!.at - asks[i - 1]!.at).toBeGreaterThanOrEqual(29);
+    expect(line.idle).toBe(true);
+  });
+
+  it('lets as many calls out at once as the answer says keys are open, up to its concurrency', async () => {
+    const line = new WaitLine<number>({ concurrency: 3, maxSleepMs: 1000 });
+    let out = 0;
+    let most = 0;
+    let granted = 0;
+    const ask = async (): Promise<LineStep<number>> => {
+      out++;
+      most = Math.max(most, out);
+      await tick(5);
+      out--;
+      granted++;
+      return { kind: 'granted', value: granted, ready: 10, nextMs: null };
+    };
+    await Promise.all(Array.from({ length: 12 }, () => line.join(ask)));
+    expect(most).toBe(3);
+  });
+
+  it('refuses one waiter without holding up or failing the ones behind it', async () => {
+    const line = new WaitLine<string>({ concurrency: 1, maxSleepMs: 1000 });
+    const spent = new Error('budget spent');
+    const ask = (who: string) => async (): Promise<LineStep<string>> =>
+      who === 'spent' ? { kind: 'refused', error: spent } : { kind: 'granted', value: who, ready: 0, nextMs: 0 };
+    const results = await Promise.allSettled(['a', 'spent', 'b'].map((who) => line.join(ask(who))));
+    expect(results.map((r) => (r.status === 'fulfilled' ? r.value : r.reason))).toEqual(['a', spent, 'b']);
+  });
+
+  it('takes an aborted waiter out at once while the front sleeps, and the front keeps its place', async () => {
+    const line = new WaitLine<string>({ concurrency: 1, maxSleepMs: 1000 });
+    let open = false;
+    const asked: string[] = [];
+    const ask = (who: string) => async (): Promise<LineStep<string>> => {
+      asked.push(who);
+      return open ? { kind: 'granted', value: who, ready: 0, nextMs: 0 } : { kind: 'wait', waitMs: 200 };
+    };
+    const first = line.join(ask('first'));
+    const controller = new AbortController();
+    const second = line.join(ask('second'), controller.signal);
+    await tick(20);
+    const started = performance.now();
+    controller.abort();
+    expect(await rejection(second)).toMatchObject({ code: ErrorCode.ABORTED });
+    expect(performance.now() - started).toBeLessThan(20);
+    open = true;
+    expect(await first).toBe('first');
+    expect(asked).toEqual(['first', 'first']);
+  });
+
+  it('hands out a grant whose call was already out when its waiter aborted (its quota is spent)', async () => {
+    const line = new WaitLine<string>({ concurrency: 1, maxSleepMs: 1000 });
+    const controller = new AbortController();
+    const granted = line.join(async () => {
+      controller.abort();
+      await tick(5);
+      return { kind: 'granted', value: 'spent-grant', ready: 0, nextMs: 0 };
+    }, controller.signal);
+    expect(await granted).toBe('spent-grant');
+    // An abort heard while the answer was 'wait' ends the waiter instead.
+    const waiting = new AbortController();
+    const refused = line.join(async () => {
+      waiting.abort();
+      return { kind: 'wait', waitMs: 50 };
+    }, waiting.signal);
+    expect(await rejection(refused)).toMatchObject({ code: ErrorCode.ABORTED });
+    expect(line.idle).toBe(true);
+  });
+
+  it('asks again at least every maxSleepMs, whatever wait it was told', async () => {
+    const line = new WaitLine<string>({ concurrency: 1, maxSleepMs: 30 });
+    const at: number[] = [];
+    const t0 = performance.now();
+    const value = await line.join(async () => {
+      at.push(performance.now() - t0);
+      return at.length < 3 ? { kind: 'wait', waitMs: 10_000 } : { kind: 'granted', value: 'late', ready: 0, nextMs: null };
+    });
+    expect(value).toBe('late');
+    expect(at[2]!).toBeLessThan(200);
+  });
+});
