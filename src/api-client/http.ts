@@ -157,14 +157,28 @@ export function createHttpClient(options: HttpOptions): HttpClient {
     };
     const declared = Number(response.headers['content-length']);
     if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge();
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of response.body as AsyncIterable<Buffer>) {
-      size += chunk.length;
-      if (size > maxBytes) throw tooLarge();
-      chunks.push(chunk);
-    }
-    return Buffer.concat(chunks, size).toString('utf8');
+    // 'data' events rather than `for await`: the stream's async iterator made promises per chunk
+    // and per body (promise hooks, microtasks) for nothing a listener does not do as well.
+    const body = response.body;
+    return new Promise<string>((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      const onData = (chunk: Buffer): void => {
+        size += chunk.length;
+        if (size > maxBytes) {
+          body.off('data', onData);
+          reject(tooLarge());
+          return;
+        }
+        chunks.push(chunk);
+      };
+      body.on('data', onData);
+      body.once('end', () => resolve(Buffer.concat(chunks, size).toString('utf8')));
+      // A destroyed body (deadline, shutdown, lost connection) ends here; after tooLarge the
+      // promise is already settled and this is a no-op.
+      body.once('error', reject);
+      body.once('close', () => reject(new Error('response body closed before its end')));
+    });
   }
 
   async function close(): Promise<void> {
