@@ -241,7 +241,10 @@ export async function withPipelinedTransaction<T>(pool: Pool, body: (tx: Pipelin
     let outcome: { ok: true; value: T } | { ok: false; error: unknown };
     try {
       cork();
-      tx.query({ text: 'BEGIN; SET LOCAL synchronous_commit = off' });
+      // Generic plans: the commit's statements are named, prepared once per connection and run
+      // with arrays of every size, and the planner, shown the arrays, kept re-planning the slice
+      // advance (custom plans on all 400 of 400 runs, ~0.6 ms each) for no better a plan.
+      tx.query({ text: 'BEGIN; SET LOCAL synchronous_commit = off; SET LOCAL plan_cache_mode = force_generic_plan' });
       const result = body(tx);
       watch(result);
       outcome = { ok: true, value: await result };
