@@ -119,14 +119,14 @@ describe('commitPage', () => {
     const slice = await newSlice();
     const tweet = makeTweet(id(), makeUser(id('400')));
     const failing = commitPage(db.pool, page(slice, { tweets: [tweet] }), {
-      // A bad row after the tweets are written: job 0 does not exist (foreign key violation).
+      // A bad row after the tweets are written: a provenance row without a job (not-null violation).
       afterTweets: async (client) => {
         const written = await client.query(`SELECT 1 FROM tweets WHERE id = $1::bigint`, [tweet.id]);
         expect(written.rowCount).toBe(1);
-        await client.query(`INSERT INTO job_tweets (job_id, tweet_id) VALUES (0, 1)`);
+        await client.query(`INSERT INTO job_tweets (job_id, tweet_id) VALUES (NULL, 1)`);
       },
     });
-    await expect(failing).rejects.toMatchObject({ code: '23503' });
+    await expect(failing).rejects.toMatchObject({ code: '23502' });
     const left = await one<{ t: number; u: number; p: number }>(
       `SELECT (SELECT count(*) FROM tweets WHERE id = $1::bigint)::int AS t, (SELECT count(*) FROM users WHERE id = $2::bigint)::int AS u,
               (SELECT count(*) FROM job_tweets WHERE job_id = $3::bigint)::int AS p`,
