@@ -19,7 +19,7 @@
  * first (all of the batch's, by id, in one statement), then job rows (by id).
  */
 import type { CanonicalTweet, CanonicalUser } from '../api-client/canonical.ts';
-import { SqlState, sqlState, withPipelinedTransaction, type PipelinedTransaction, type Pool, type PoolClient, type QueryResult } from './db.ts';
+import { plainArray, SqlState, sqlState, withPipelinedTransaction, type PipelinedTransaction, type Pool, type PoolClient, type QueryResult } from './db.ts';
 import { upsertEdges, type EdgeBatch } from './edges.ts';
 import { StaleSliceError } from './errors.ts';
 import { LIVE_JOB_STATUSES } from './states.ts';
@@ -264,16 +264,16 @@ function queueAdvance(tx: PipelinedTransaction, rows: readonly Advance[]): Promi
     name: 'harvest_advance_slices',
     text: ADVANCE_SQL,
     values: [
-      col((r) => r.page.sliceId),
-      col((r) => r.page.jobId),
+      plainArray(col((r) => r.page.sliceId)),
+      plainArray(col((r) => r.page.jobId)),
       col((r) => r.page.expectedCursor),
       col((r) => r.page.nextCursor),
       col((r) => (r.page.sliceDone ? 'done' : (r.page.sliceStatus ?? 'running'))),
-      col((r) => r.page.tweets.length + r.page.users.length),
-      col((r) => r.page.emptyPage),
+      plainArray(col((r) => r.page.tweets.length + r.page.users.length)),
+      plainArray(col((r) => r.page.emptyPage)),
       col((r) => r.page.recentCursorHash ?? null),
-      ranges.map((r) => r.newest),
-      ranges.map((r) => r.oldest),
+      plainArray(ranges.map((r) => r.newest)),
+      plainArray(ranges.map((r) => r.oldest)),
       col((r) => r.page.lease ?? null),
       col((r) => (r.page.sliceDone ? (r.page.endReason ?? null) : null)),
       requests.map((r) => r.at.toISOString()),
@@ -284,10 +284,10 @@ function queueAdvance(tx: PipelinedTransaction, rows: readonly Advance[]): Promi
       requests.map((r) => r.jobId),
       requests.map((r) => r.sliceId),
       LIVE_JOB_STATUSES,
-      tweetOrd,
-      tweetIds,
-      userOrd,
-      userIds,
+      plainArray(tweetOrd),
+      plainArray(tweetIds),
+      plainArray(userOrd),
+      plainArray(userIds),
     ],
   });
 }
@@ -336,7 +336,7 @@ async function commitBatchOnce(pool: Pool, pages: readonly PageCommit[], hooks: 
         locked = tx.query<{ id: string }>({
           name: 'harvest_lock_slices',
           text: LOCK_SLICES_SQL,
-          values: [batch.map((p) => p.page.sliceId), batch.map((p) => p.page.jobId), batch.map((p) => p.page.expectedCursor), batch.map((p) => p.page.lease ?? null)],
+          values: [plainArray(batch.map((p) => p.page.sliceId)), plainArray(batch.map((p) => p.page.jobId)), batch.map((p) => p.page.expectedCursor), batch.map((p) => p.page.lease ?? null)],
         });
         // Jobs in id order, pages of a job in slice-id order. Job rows are updated by one statement at
         // the end, in no set order: with several jobs in the batch, lock them first, by id, so every

@@ -92,6 +92,31 @@ export function toConnectionError(error: unknown, databaseUrl: string): unknown 
   return new DatabaseUnavailableError(describeTarget(databaseUrl), reason, { cause: error });
 }
 
+const PLAIN_INTEGER = /^-?\d+$/;
+
+/**
+ * A `{…}` array literal for a `$n::bigint[]`, `int[]` or `boolean[]` parameter, built in one pass.
+ * pg encodes a JS array element by element (prepareValue, then escapeElement's two regex replaces
+ * and a concatenation each); a group commit sends ~3,000 id, count and flag elements per 8 pages.
+ * Decimal integers, finite numbers, booleans and null need no quoting; any other element is quoted
+ * exactly as pg would, so a malformed id still fails its cast instead of splitting into two elements.
+ */
+export function plainArray(values: ReadonlyArray<string | number | boolean | null | undefined>): string {
+  let out = '{';
+  for (let i = 0; i < values.length; i++) {
+    if (i > 0) out += ',';
+    const v = values[i];
+    if (v === null || v === undefined) out += 'NULL';
+    else if (typeof v === 'boolean') out += v ? 't' : 'f';
+    else if (typeof v === 'number' && Number.isFinite(v)) out += String(v);
+    else {
+      const text = String(v);
+      out += PLAIN_INTEGER.test(text) ? text : `"${text.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+    }
+  }
+  return `${out}}`;
+}
+
 const targets = new WeakMap<pg.Pool, string>();
 
 /**

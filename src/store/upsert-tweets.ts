@@ -5,7 +5,7 @@
  * v2-embedded).
  */
 import type { CanonicalTweet } from '../api-client/canonical.ts';
-import type { PipelinedTransaction } from './db.ts';
+import { plainArray, type PipelinedTransaction } from './db.ts';
 import { arrayLiteral, cleanText, isoOrNull, jsonText } from './page-rows.ts';
 
 const RANK = (col: string): string => `(CASE ${col} WHEN 'v3' THEN 3 WHEN 'v2' THEN 2 ELSE 1 END)`;
@@ -86,25 +86,25 @@ export function upsertTweets(
 ): Promise<unknown> {
   if (tweets.length === 0) return Promise.resolve();
   const values: unknown[] = [
-    tweets.map((t) => t.id),
-    tweets.map((t) => t.authorId),
+    plainArray(tweets.map((t) => t.id)),
+    plainArray(tweets.map((t) => t.authorId)),
     tweets.map((t) => cleanText(t.fullText) ?? ''),
     tweets.map((t) => isoOrNull(t.createdAt)),
     tweets.map((t) => cleanText(t.lang)),
-    tweets.map((t) => t.conversationId),
-    tweets.map((t) => t.inReplyToTweetId),
+    plainArray(tweets.map((t) => t.conversationId)),
+    plainArray(tweets.map((t) => t.inReplyToTweetId)),
     tweets.map((t) => cleanText(t.inReplyToUsername)),
-    tweets.map((t) => t.quotedTweetId ?? t.quoted?.id ?? null),
-    tweets.map((t) => t.retweetedTweetId ?? t.retweeted?.id ?? null),
-    tweets.map((t) => t.isReply),
-    tweets.map((t) => t.isQuoteStatus),
-    tweets.map((t) => t.isRepliesLimited),
-    tweets.map((t) => t.likeCount),
-    tweets.map((t) => t.retweetCount),
-    tweets.map((t) => t.replyCount),
-    tweets.map((t) => t.quoteCount),
-    tweets.map((t) => t.bookmarkCount),
-    tweets.map((t) => t.viewCount),
+    plainArray(tweets.map((t) => t.quotedTweetId ?? t.quoted?.id ?? null)),
+    plainArray(tweets.map((t) => t.retweetedTweetId ?? t.retweeted?.id ?? null)),
+    plainArray(tweets.map((t) => t.isReply)),
+    plainArray(tweets.map((t) => t.isQuoteStatus)),
+    plainArray(tweets.map((t) => t.isRepliesLimited)),
+    plainArray(tweets.map((t) => t.likeCount)),
+    plainArray(tweets.map((t) => t.retweetCount)),
+    plainArray(tweets.map((t) => t.replyCount)),
+    plainArray(tweets.map((t) => t.quoteCount)),
+    plainArray(tweets.map((t) => t.bookmarkCount)),
+    plainArray(tweets.map((t) => t.viewCount)),
     tweets.map((t) => arrayLiteral(t.hashtags)),
     tweets.map((t) => arrayLiteral(t.cashtags)),
     tweets.map((t) => arrayLiteral(t.mentions)),
@@ -114,7 +114,7 @@ export function upsertTweets(
     jsonText(tweets.map((t) => t.raw)),
     observedAt.toISOString(),
     jobId,
-    pageTweetIds,
+    plainArray(pageTweetIds),
   ];
   return tx.query({ name: 'harvest_upsert_tweets', text: SQL, values });
 }

@@ -4,7 +4,7 @@
  * columns (MERGE below); a known account seen again unchanged is not rewritten (CHANGED).
  */
 import type { CanonicalUser } from '../api-client/canonical.ts';
-import type { PipelinedTransaction } from './db.ts';
+import { plainArray, type PipelinedTransaction } from './db.ts';
 import { arrayLiteral, cleanText, isoOrNull, jsonText } from './page-rows.ts';
 
 // The value each column takes when a sighting meets a stored row (`n` = the new record, `u` = the
@@ -104,21 +104,21 @@ export function upsertUsers(
 ): Promise<unknown> {
   if (users.length === 0 && provenance.length === 0) return Promise.resolve();
   const values: unknown[] = [
-    users.map((u) => u.id),
+    plainArray(users.map((u) => u.id)),
     users.map((u) => cleanText(u.username)),
     users.map((u) => cleanText(u.displayName)),
     users.map((u) => cleanText(u.description)),
     users.map((u) => cleanText(u.location)),
     users.map((u) => isoOrNull(u.createdAt)),
-    users.map((u) => u.protected),
-    users.map((u) => u.verified),
-    users.map((u) => u.canDm),
-    users.map((u) => u.possiblySensitive),
-    users.map((u) => u.followersCount),
-    users.map((u) => u.followingsCount),
-    users.map((u) => u.tweetsCount),
-    users.map((u) => u.favouritesCount),
-    users.map((u) => u.mediaCount),
+    plainArray(users.map((u) => u.protected)),
+    plainArray(users.map((u) => u.verified)),
+    plainArray(users.map((u) => u.canDm)),
+    plainArray(users.map((u) => u.possiblySensitive)),
+    plainArray(users.map((u) => u.followersCount)),
+    plainArray(users.map((u) => u.followingsCount)),
+    plainArray(users.map((u) => u.tweetsCount)),
+    plainArray(users.map((u) => u.favouritesCount)),
+    plainArray(users.map((u) => u.mediaCount)),
     users.map((u) => cleanText(u.profileImageUrl)),
     users.map((u) => cleanText(u.profileBackgroundImageUrl)),
     users.map((u) => cleanText(u.bannerUrl)),
@@ -128,7 +128,7 @@ export function upsertUsers(
     jsonText(users.map((u) => u.raw)),
     observedAt.toISOString(),
     jobId,
-    provenance.map((p) => p[0]),
+    plainArray(provenance.map((p) => p[0])),
     provenance.map((p) => p[1]),
   ];
   return tx.query({ name: 'harvest_upsert_users', text: SQL, values });
