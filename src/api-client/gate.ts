@@ -11,6 +11,8 @@ export interface AcquireOptions {
   /** Job whose --max-requests budget this request spends, if any. */
   jobId?: string;
   signal?: AbortSignal;
+  /** This attempt repeats one that failed (429, 5xx): the gate serves it before first attempts. */
+  retry?: boolean;
 }
 
 export interface Grant {

@@ -73,7 +73,7 @@ export async function withRetry<T>(
   let transient = 0;
   for (let n = 1; ; n++) {
     if (signal?.aborted) throw new AbortedError();
-    const grant = await deps.gate.acquire(deps.acquire);
+    const grant = await deps.gate.acquire(n === 1 ? deps.acquire : { ...deps.acquire, retry: true });
     let outcome: { value: T; status: number };
     try {
       outcome = await attempt(grant, n);

@@ -41,6 +41,25 @@ describe('WaitLine', () => {
     expect(line.idle).toBe(true);
   });
 
+  it('serves a retry before the first attempts already waiting, and retries among themselves in order', async () => {
+    const line = new WaitLine<string>({ concurrency: 1, maxSleepMs: 1000 });
+    let nextFree = performance.now() + 20;
+    const askFor = (who: string) => async (): Promise<LineStep<string>> => {
+      const now = performance.now();
+      if (now < nextFree) return { kind: 'wait', waitMs: nextFree - now };
+      nextFree = now + 10;
+      return { kind: 'granted', value: who, ready: 0, nextMs: 10 };
+    };
+    const order: string[] = [];
+    const joined = ['a', 'b', 'c'].map((who) => line.join(askFor(who)).then((v) => order.push(v)));
+    // 'a' is at the front, told to wait; two pages back from a 429 join behind it but before b and c.
+    joined.push(line.join(askFor('r1'), undefined, true).then((v) => order.push(v)));
+    joined.push(line.join(askFor('r2'), undefined, true).then((v) => order.push(v)));
+    joined.push(line.join(askFor('d')).then((v) => order.push(v)));
+    await Promise.all(joined);
+    expect(order).toEqual(['a', 'r1', 'r2', 'b', 'c', 'd']);
+  });
+
   it('lets as many calls out at once as the answer says keys are open, up to its concurrency', async () => {
     const line = new WaitLine<number>({ concurrency: 3, maxSleepMs: 1000 });
     let out = 0;

@@ -66,7 +66,7 @@ describe('faults and the key', () => {
     await waitForJob(h.services.pool, jobId, (s) => isEnd(s) || s.pages >= 5, 30_000, { giveUp });
     midRunRedis = await redisDump(h.prefix);
     const done = await waitForJob(h.services.pool, jobId, isEnd, 40_000, { giveUp });
-    expect(done.status).toBe('completed');
+    expect(done.status, JSON.stringify(done)).toBe('completed');
     expect(await jobTweetIds(h, jobId)).toEqual(expected);
     const byStatus = h.sim.control.stats().byStatus;
     // The faults really happened, and were survived.

@@ -107,8 +107,8 @@ export class RedisGate implements RequestGate {
   }
 
   acquire(options: AcquireOptions = {}): Promise<RedisGrant> {
-    const { priority = 'backfill', jobId, signal } = options;
-    return this.#acquireWithCount(priority, this.#names, jobId, signal).then((r) => r.grant);
+    const { priority = 'backfill', jobId, signal, retry = false } = options;
+    return this.#acquireWithCount(priority, this.#names, jobId, signal, retry).then((r) => r.grant);
   }
 
   async #budgetExpected(jobId: string): Promise<boolean> {
@@ -254,6 +254,7 @@ export class RedisGate implements RequestGate {
     names: readonly KeyRedisNames[],
     jobId: string | undefined,
     signal: AbortSignal | undefined,
+    retry = false,
   ): Promise<{ grant: RedisGrant; grantedBefore: number }> {
     const guarded = jobId !== undefined && this.#schedule !== null;
     const budgetMode = guarded && (await this.#budgetExpected(jobId)) ? 'expected' : 'present';
@@ -284,7 +285,7 @@ export class RedisGate implements RequestGate {
       return this.#stepOf(reply, mode, jobId);
     };
     try {
-      const { grant, grantedBefore, delayMs } = await lane.line.join(ask, signal);
+      const { grant, grantedBefore, delayMs } = await lane.line.join(ask, signal, retry);
       this.#stats.grants++;
       // The slot is ours and at most half an interval away: wait for it even when aborted,
       // so a grant that spent quota and budget is always handed out and used.

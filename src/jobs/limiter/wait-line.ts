@@ -37,6 +37,8 @@ export interface WaitLineOptions {
 
 interface Entry<T> {
   readonly ask: () => Promise<LineStep<T>>;
+  /** A retry: served before every waiter that has not failed yet (after earlier retries). */
+  readonly front: boolean;
   readonly signal: AbortSignal | undefined;
   readonly resolve: (value: T) => void;
   readonly reject: (error: unknown) => void;
@@ -69,12 +71,18 @@ export class WaitLine<T> {
     return this.#queue.length === 0 && this.#inFlight === 0;
   }
 
-  /** Queues `ask` (one call to the limiter for this waiter) and settles with its grant or refusal. */
-  join(ask: () => Promise<LineStep<T>>, signal?: AbortSignal): Promise<T> {
+  /**
+   * Queues `ask` (one call to the limiter for this waiter) and settles with its grant or refusal.
+   * `front` (a retry after a failed attempt) goes ahead of first attempts: a page that met a 429
+   * and waited for the next second must not rejoin at the back, where, behind a full line, its
+   * slot lands a fixed distance after the cool-down every time and can meet the next refusal too.
+   */
+  join(ask: () => Promise<LineStep<T>>, signal?: AbortSignal, front = false): Promise<T> {
     if (signal?.aborted) return Promise.reject(new AbortedError());
     return new Promise<T>((resolve, reject) => {
       const entry: Entry<T> = {
         ask,
+        front,
         signal,
         resolve,
         reject,
@@ -88,7 +96,12 @@ export class WaitLine<T> {
         },
       };
       signal?.addEventListener('abort', entry.onAbort, { once: true });
-      this.#queue.push(entry);
+      if (front) {
+        const at = this.#queue.findIndex((e) => !e.front);
+        this.#queue.splice(at < 0 ? this.#queue.length : at, 0, entry);
+      } else {
+        this.#queue.push(entry);
+      }
       this.#pump();
     });
   }
