@@ -324,7 +324,10 @@ function toOutcome({ collected }: Advance, r: AdvanceRow): PageOutcome {
  * again alone (stale pages are rare: a takeover, a cancel, a split, a lost commit).
  */
 async function commitBatchOnce(pool: Pool, pages: readonly PageCommit[], hooks: CommitHooks): Promise<PageOutcome[]> {
-  const outcomes: PageOutcome[] = pages.map((p) => ({ ok: false, error: new StaleSliceError(p.sliceId, p.expectedCursor) }));
+  // A page left without an outcome was stale; its error (and stack trace) is made only then.
+  const outcomes: Array<PageOutcome | undefined> = new Array<PageOutcome | undefined>(pages.length);
+  const settled = (): PageOutcome[] =>
+    pages.map((p, i) => outcomes[i] ?? { ok: false, error: new StaleSliceError(p.sliceId, p.expectedCursor) });
   let live = pages.map((page, index) => ({ index, page, collected: collectPage(page.tweets, page.users, page.userRole ?? 'user') }));
   while (live.length > 0) {
     let locked: Promise<QueryResult<{ id: string }>> | undefined;
@@ -372,7 +375,7 @@ async function commitBatchOnce(pool: Pool, pages: readonly PageCommit[], hooks: 
         return advances.map((a) => ({ advance: a, row: bySlice.get(a.page.sliceId)! }));
       });
       for (const { advance, row } of rows) outcomes[advance.index] = toOutcome(advance, row);
-      return outcomes;
+      return settled();
     } catch (error) {
       if (sqlState(error) !== SqlState.SLICE_GUARD_MISSED || locked === undefined) throw error;
       // The lock was answered before the advance failed: send the fresh pages again; the others
@@ -381,7 +384,7 @@ async function commitBatchOnce(pool: Pool, pages: readonly PageCommit[], hooks: 
       live = batch.filter((p) => fresh.has(p.page.sliceId));
     }
   }
-  return outcomes;
+  return settled();
 }
 
 const RETRYABLE = new Set<string>([SqlState.DEADLOCK_DETECTED, SqlState.SERIALIZATION_FAILURE]);
