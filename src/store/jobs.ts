@@ -102,10 +102,20 @@ export async function createSlices(db: Queryable, jobId: string, slices: readonl
  */
 export async function recordRequests(db: Queryable, rows: readonly RequestRecord[]): Promise<number> {
   if (rows.length === 0) return 0;
+  // Lock order: the slice rows, then the job row, as endJob, finishSlice and the page commit take
+  // them. The slice_id foreign key takes a KEY SHARE on each slice only at the end of the
+  // statement, after the UPDATE of jobs below held the job row: a job ending meanwhile (endJob holds
+  // its slices FOR UPDATE and asks for the job) deadlocked with this, and Postgres killed this one
+  // after deadlock_timeout, so a stale page's request was never recorded (the Redis-flush test:
+  // api_requests 149, the simulator 150, 1 run in 3 under load). `locked` is read by an InitPlan
+  // before the first row is inserted, and the UPDATE of jobs reads what `ins` inserted.
   const { rows: out } = await db.query<{ n: number }>(
-    `WITH ins AS (
+    `WITH locked AS (
+       SELECT 1 FROM job_slices WHERE id = ANY($7::bigint[]) ORDER BY id FOR KEY SHARE),
+     ins AS (
        INSERT INTO api_requests (at, endpoint, key_fingerprint, status, duration_ms, job_id, slice_id)
        SELECT * FROM unnest($1::timestamptz[], $2::text[], $3::text[], $4::int[], $5::int[], $6::bigint[], $7::bigint[])
+       WHERE (SELECT count(*) FROM locked) >= 0
        ON CONFLICT DO NOTHING
        RETURNING job_id),
      per_job AS (
