@@ -9,13 +9,11 @@ import { commitPage, commitPageAlone, type PageCommit } from '../../src/store/co
 import { StaleSliceError } from '../../src/store/errors.ts';
 import { setJobControl } from '../../src/store/job-control.ts';
 import { markSliceRunning } from '../../src/store/job-runtime.ts';
-import { createJob, createSlices } from '../../src/store/jobs.ts';
 import { recordSliceEnd, SliceEndReason } from '../../src/store/slice-ends.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
-import { makeTweet, makeUser } from './fixtures.ts';
+import { idSequence, makeTweet, makeUser, newSlices as slicesOf, pageOf } from './fixtures.ts';
 
 let db: TestDatabase;
-let seq = 0;
 
 beforeAll(async () => {
   db = await createTestDatabase();
@@ -24,25 +22,10 @@ afterAll(async () => {
   await db?.drop();
 });
 
-function id(base = '1810000000000000000'): string {
-  seq += 1;
-  return (BigInt(base) + BigInt(seq) * 1000n).toString();
-}
+const id = idSequence('1810000000000000000');
 
-async function newSlices(n: number, lease = 'lease-a'): Promise<{ jobId: string; sliceIds: string[] }> {
-  const jobId = await createJob(db.pool, { kind: 'search', params: { query: 'x' } });
-  const sliceIds = await createSlices(
-    db.pool,
-    jobId,
-    Array.from({ length: n }, () => ({ kind: 'search-window', params: {} })),
-  );
-  for (const sliceId of sliceIds) expect(await markSliceRunning(db.pool, sliceId, jobId, lease)).toBe(true);
-  return { jobId, sliceIds };
-}
-
-function page(jobId: string, sliceId: string, overrides: Partial<PageCommit>): PageCommit {
-  return { jobId, sliceId, lease: 'lease-a', expectedCursor: null, nextCursor: 'c1', sliceDone: false, tweets: [], users: [], emptyPage: false, ...overrides };
-}
+const newSlices = (n: number, lease = 'lease-a') => slicesOf(db.pool, n, { lease });
+const page = (jobId: string, sliceId: string, overrides: Partial<PageCommit>): PageCommit => pageOf({ jobId, sliceId }, { lease: 'lease-a', ...overrides });
 
 async function sliceRow(sliceId: string): Promise<{ status: string; end_reason: string | null; stale_pages: number }> {
   const { rows } = await db.pool.query<{ status: string; end_reason: string | null; stale_pages: number }>(

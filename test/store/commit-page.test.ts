@@ -1,13 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { commitPage, type PageCommit } from '../../src/store/commit-page.ts';
+import { commitPage } from '../../src/store/commit-page.ts';
 import { StaleSliceError } from '../../src/store/errors.ts';
-import { createJob, createSlices, getJob } from '../../src/store/jobs.ts';
+import { getJob } from '../../src/store/jobs.ts';
 import { getSlice } from '../helpers/store-rows.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
-import { makeTweet, makeUser } from './fixtures.ts';
+import { idSequence, makeTweet, makeUser, newSlices, pageOf } from './fixtures.ts';
 
 let db: TestDatabase;
-let seq = 0;
 
 beforeAll(async () => {
   db = await createTestDatabase();
@@ -17,20 +16,14 @@ afterAll(async () => {
 });
 
 /** Ids unique to each test so tests in this file do not see each other's rows. */
-function id(base = '1800000000000000000'): string {
-  seq += 1;
-  return (BigInt(base) + BigInt(seq) * 1000n).toString();
-}
+const id = idSequence('1800000000000000000');
 
 async function newSlice(): Promise<{ jobId: string; sliceId: string }> {
-  const jobId = await createJob(db.pool, { kind: 'search', params: { query: 'x' } });
-  const [sliceId] = await createSlices(db.pool, jobId, [{ kind: 'search-window', params: {} }]);
-  return { jobId, sliceId: sliceId! };
+  const { jobId, sliceIds } = await newSlices(db.pool, 1);
+  return { jobId, sliceId: sliceIds[0]! };
 }
 
-function page(slice: { jobId: string; sliceId: string }, overrides: Partial<PageCommit>): PageCommit {
-  return { ...slice, expectedCursor: null, nextCursor: 'c1', sliceDone: false, tweets: [], users: [], emptyPage: false, ...overrides };
-}
+const page = pageOf;
 
 async function one<T>(sql: string, params: unknown[] = []): Promise<T> {
   const { rows } = await db.pool.query(sql, params);

@@ -8,13 +8,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commitPage, commitPages, type PageCommit } from '../../src/store/commit-page.ts';
 import { StaleSliceError } from '../../src/store/errors.ts';
 import { GroupCommitter } from '../../src/store/group-commit.ts';
-import { createJob, createSlices, getJob } from '../../src/store/jobs.ts';
+import { getJob } from '../../src/store/jobs.ts';
 import { getSlice } from '../helpers/store-rows.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
-import { makeTweet, makeUser } from './fixtures.ts';
+import { idSequence, makeTweet, makeUser, newSlices as slicesOf, pageOf } from './fixtures.ts';
 
 let db: TestDatabase;
-let seq = 0;
 
 beforeAll(async () => {
   db = await createTestDatabase();
@@ -23,20 +22,10 @@ afterAll(async () => {
   await db?.drop();
 });
 
-function id(base = '1810000000000000000'): string {
-  seq += 1;
-  return (BigInt(base) + BigInt(seq) * 1000n).toString();
-}
+const id = idSequence('1810000000000000000');
 
-async function newSlices(count: number): Promise<{ jobId: string; sliceIds: string[] }> {
-  const jobId = await createJob(db.pool, { kind: 'search', params: { query: 'x' } });
-  const sliceIds = await createSlices(db.pool, jobId, Array.from({ length: count }, (_, i) => ({ kind: 'search-window', params: { i } })));
-  return { jobId, sliceIds };
-}
-
-function page(jobId: string, sliceId: string, overrides: Partial<PageCommit>): PageCommit {
-  return { jobId, sliceId, expectedCursor: null, nextCursor: 'c1', sliceDone: false, tweets: [], users: [], emptyPage: false, ...overrides };
-}
+const newSlices = (count: number) => slicesOf(db.pool, count);
+const page = (jobId: string, sliceId: string, overrides: Partial<PageCommit>): PageCommit => pageOf({ jobId, sliceId }, overrides);
 
 async function storedTweets(ids: string[]): Promise<number> {
   const { rows } = await db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM tweets WHERE id = ANY($1::bigint[])', [ids]);

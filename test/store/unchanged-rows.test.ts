@@ -1,11 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { commitPage, type PageCommit } from '../../src/store/commit-page.ts';
-import { createJob, createSlices } from '../../src/store/jobs.ts';
+import { commitPage } from '../../src/store/commit-page.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
-import { makeTweet, makeUser } from './fixtures.ts';
+import { idSequence, makeTweet, makeUser, newSlices, pageOf } from './fixtures.ts';
 
 let db: TestDatabase;
-let seq = 0;
 
 beforeAll(async () => {
   db = await createTestDatabase();
@@ -14,20 +12,14 @@ afterAll(async () => {
   await db?.drop();
 });
 
-function id(base = '1850000000000000000'): string {
-  seq += 1;
-  return (BigInt(base) + BigInt(seq) * 1000n).toString();
-}
+const id = idSequence('1850000000000000000');
 
 async function newSlice(): Promise<{ jobId: string; sliceId: string }> {
-  const jobId = await createJob(db.pool, { kind: 'search', params: { query: 'x' } });
-  const [sliceId] = await createSlices(db.pool, jobId, [{ kind: 'search-window', params: {} }]);
-  return { jobId, sliceId: sliceId! };
+  const { jobId, sliceIds } = await newSlices(db.pool, 1);
+  return { jobId, sliceId: sliceIds[0]! };
 }
 
-function page(slice: { jobId: string; sliceId: string }, overrides: Partial<PageCommit>): PageCommit {
-  return { ...slice, expectedCursor: null, nextCursor: 'c1', sliceDone: false, tweets: [], users: [], emptyPage: false, ...overrides };
-}
+const page = pageOf;
 
 interface UserRow {
   version: string;
