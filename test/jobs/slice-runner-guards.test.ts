@@ -5,14 +5,13 @@
  */
 import { describe, expect, it } from 'vitest';
 import { TransientError } from '../../src/api-client/errors.ts';
-import type { ApiClient } from '../../src/api-client/index.ts';
 import { reconcile } from '../../src/jobs/reconcile.ts';
 import { runSlice, type SliceRunnerDeps } from '../../src/jobs/slice-runner.ts';
-import { silentLogger } from '../../src/logger.ts';
 import { commitPageAlone, type PageCommit } from '../../src/store/commit-page.ts';
 import { markSliceRunning } from '../../src/store/job-runtime.ts';
 import { setJobControl } from '../../src/store/job-control.ts';
 import { useHarness } from '../helpers/harness.ts';
+import { runnerDeps, withSearch } from '../helpers/slice-runner.ts';
 
 const SEARCH = '/v3/search-tweets';
 
@@ -28,18 +27,7 @@ describe('slice runner guards', () => {
     return { jobId, sliceId: rows[0]!.id };
   }
 
-  function deps(overrides: Partial<SliceRunnerDeps>): SliceRunnerDeps {
-    return {
-      pool: h.services.pool,
-      client: h.services.client,
-      logger: silentLogger,
-      signal: new AbortController().signal,
-      quotaRecheckMs: 600_000,
-      targetParallelism: () => 1,
-      onSplit: async () => undefined,
-      ...overrides,
-    };
-  }
+  const deps = (overrides: Partial<SliceRunnerDeps>): SliceRunnerDeps => runnerDeps(h.services, overrides);
 
   async function spent(jobId: string): Promise<{ logged: number; spent: number }> {
     const { rows } = await h.services.pool.query<{ logged: number; spent: number }>(
@@ -72,20 +60,12 @@ describe('slice runner guards', () => {
   it('a job cancelled while a failed page waits to be fetched again: no second fetch', { timeout: 30_000 }, async () => {
     const { jobId, sliceId } = await searchJob();
     let calls = 0;
-    const client = new Proxy(h.services.client, {
-      get(target, property) {
-        if (property !== 'searchTweets') {
-          const value: unknown = Reflect.get(target, property);
-          return typeof value === 'function' ? value.bind(target) : value;
-        }
-        return async (...args: Parameters<ApiClient['searchTweets']>) => {
-          calls += 1;
-          if (calls > 1) return target.searchTweets(...args);
-          // The page fails (it will be fetched again after a wait); the job is cancelled meanwhile.
-          await setJobControl(h.services.pool, jobId, 'cancel');
-          throw new TransientError({ endpoint: `POST ${SEARCH}`, keyFingerprint: 'fp', status: 503 });
-        };
-      },
+    const client = withSearch(h.services.client, (search) => async (...args) => {
+      calls += 1;
+      if (calls > 1) return search(...args);
+      // The page fails (it will be fetched again after a wait); the job is cancelled meanwhile.
+      await setJobControl(h.services.pool, jobId, 'cancel');
+      throw new TransientError({ endpoint: `POST ${SEARCH}`, keyFingerprint: 'fp', status: 503 });
     });
     expect(await runSlice(sliceId, deps({ client }))).toEqual({ kind: 'done' });
     expect(calls).toBe(1);
@@ -96,19 +76,11 @@ describe('slice runner guards', () => {
   it('a slice taken over while a failed page waits: the old walk fetches nothing more', { timeout: 30_000 }, async () => {
     const { jobId, sliceId } = await searchJob();
     let calls = 0;
-    const client = new Proxy(h.services.client, {
-      get(target, property) {
-        if (property !== 'searchTweets') {
-          const value: unknown = Reflect.get(target, property);
-          return typeof value === 'function' ? value.bind(target) : value;
-        }
-        return async (...args: Parameters<ApiClient['searchTweets']>) => {
-          calls += 1;
-          if (calls > 1) return target.searchTweets(...args);
-          expect(await markSliceRunning(h.services.pool, sliceId, jobId, 'newer-walk')).toBe(true);
-          throw new TransientError({ endpoint: `POST ${SEARCH}`, keyFingerprint: 'fp', status: 503 });
-        };
-      },
+    const client = withSearch(h.services.client, (search) => async (...args) => {
+      calls += 1;
+      if (calls > 1) return search(...args);
+      expect(await markSliceRunning(h.services.pool, sliceId, jobId, 'newer-walk')).toBe(true);
+      throw new TransientError({ endpoint: `POST ${SEARCH}`, keyFingerprint: 'fp', status: 503 });
     });
     expect(await runSlice(sliceId, deps({ client }))).toEqual({ kind: 'done' });
     expect(calls).toBe(1);

@@ -7,9 +7,9 @@
 import { describe, expect, it } from 'vitest';
 import { reconcile } from '../../src/jobs/reconcile.ts';
 import { FULL_JOB_MEMORY_MS, runSlice, type SliceRunnerDeps } from '../../src/jobs/slice-runner.ts';
-import { silentLogger } from '../../src/logger.ts';
 import type { Pool } from '../../src/store/db.ts';
 import { useHarness } from '../helpers/harness.ts';
+import { runnerDeps } from '../helpers/slice-runner.ts';
 
 const COUNT_SQL = /^SELECT count\(\*\)::text AS n FROM job_slices/;
 const SLICE_READ_SQL = /^SELECT s\.id::text, s\.job_id::text, s\.kind/;
@@ -54,18 +54,7 @@ describe('slice runner round trips per page', () => {
     return { jobId, sliceId };
   }
 
-  function deps(pool: Pool, overrides: Partial<SliceRunnerDeps>): SliceRunnerDeps {
-    return {
-      pool,
-      client: h.services.client,
-      logger: silentLogger,
-      signal: new AbortController().signal,
-      quotaRecheckMs: 600_000,
-      targetParallelism: () => 1,
-      onSplit: async () => undefined,
-      ...overrides,
-    };
-  }
+  const deps = (pool: Pool, overrides: Partial<SliceRunnerDeps>): SliceRunnerDeps => runnerDeps({ pool, client: h.services.client }, overrides);
 
   it('a job at its target parallelism: slices counted at most once a second, the slice never re-read per page', { timeout: 60_000 }, async () => {
     const { sliceId } = await oneSliceJob();

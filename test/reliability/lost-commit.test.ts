@@ -7,12 +7,11 @@
  * older than the one it holds; it must continue from the committed one, and the exact set arrives.
  */
 import { describe, expect, it } from 'vitest';
-import type { ApiClient } from '../../src/api-client/index.ts';
 import { reconcile } from '../../src/jobs/reconcile.ts';
-import { runSlice, type SliceRunnerDeps } from '../../src/jobs/slice-runner.ts';
-import { silentLogger } from '../../src/logger.ts';
+import { runSlice } from '../../src/jobs/slice-runner.ts';
 import { jobSnapshot } from '../../src/store/job-status.ts';
 import { jobTweetIds, useHarness } from '../helpers/harness.ts';
+import { runnerDeps, withSearch } from '../helpers/slice-runner.ts';
 import { expectedSearchIds } from '../jobs/ground-truth.ts';
 
 interface SliceState {
@@ -56,34 +55,18 @@ describe('commits lost to a Postgres crash', () => {
       await pool.query('UPDATE jobs SET tweets = tweets - $2::bigint WHERE id = $1::bigint', [jobId, removed.rowCount ?? 0]);
       lost = true;
     };
-    const client = new Proxy(h.services.client, {
-      get(target, property) {
-        if (property !== 'searchTweets') {
-          const value: unknown = Reflect.get(target, property);
-          return typeof value === 'function' ? value.bind(target) : value;
-        }
-        return async (...args: Parameters<ApiClient['searchTweets']>) => {
-          const { rows } = await pool.query<SliceState>(
-            'SELECT cursor, recent_cursors, pages::text, empty_pages, stale_pages FROM job_slices WHERE id = $1::bigint',
-            [sliceId],
-          );
-          before.push(rows[0]!);
-          if (before.length === crashBeforeFetch && !lost) await lose();
-          const page = await target.searchTweets(...args);
-          pageIds.push(page.items.map((t) => t.id));
-          return page;
-        };
-      },
+    const client = withSearch(h.services.client, (search) => async (...args) => {
+      const { rows } = await pool.query<SliceState>(
+        'SELECT cursor, recent_cursors, pages::text, empty_pages, stale_pages FROM job_slices WHERE id = $1::bigint',
+        [sliceId],
+      );
+      before.push(rows[0]!);
+      if (before.length === crashBeforeFetch && !lost) await lose();
+      const page = await search(...args);
+      pageIds.push(page.items.map((t) => t.id));
+      return page;
     });
-    const deps: SliceRunnerDeps = {
-      pool,
-      client,
-      logger: silentLogger,
-      signal: new AbortController().signal,
-      quotaRecheckMs: 600_000,
-      targetParallelism: () => 1,
-      onSplit: async () => undefined,
-    };
+    const deps = runnerDeps({ pool, client });
 
     expect(await runSlice(sliceId, deps)).toEqual({ kind: 'done' });
     expect(lost).toBe(true);

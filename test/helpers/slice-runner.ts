@@ -1,0 +1,34 @@
+/**
+ * What tests that drive the slice runner directly share: its dependencies over a harness's
+ * services, and a client whose search a test wraps (to fail a page, or act between fetches).
+ */
+import type { ApiClient } from '../../src/api-client/index.ts';
+import type { SliceRunnerDeps } from '../../src/jobs/slice-runner.ts';
+import { silentLogger } from '../../src/logger.ts';
+import type { Pool } from '../../src/store/db.ts';
+
+/** One walk at a time at a target of one slice; tests override what they look at. */
+export function runnerDeps(services: { pool: Pool; client: ApiClient }, overrides: Partial<SliceRunnerDeps> = {}): SliceRunnerDeps {
+  return {
+    pool: services.pool,
+    client: services.client,
+    logger: silentLogger,
+    signal: new AbortController().signal,
+    quotaRecheckMs: 600_000,
+    targetParallelism: () => 1,
+    onSplit: async () => undefined,
+    ...overrides,
+  };
+}
+
+/** `client` with `searchTweets` replaced by `wrap(real)`; every other member is the client's own. */
+export function withSearch(client: ApiClient, wrap: (real: ApiClient['searchTweets']) => ApiClient['searchTweets']): ApiClient {
+  const search = wrap(client.searchTweets.bind(client));
+  return new Proxy(client, {
+    get(target, property) {
+      if (property === 'searchTweets') return search;
+      const value: unknown = Reflect.get(target, property);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
