@@ -208,13 +208,13 @@ export async function runStoreBench(): Promise<StoreBenchResult> {
   url.pathname = `/${name}`;
   await migrate(url.toString());
   const admin = new pg.Client({ connectionString: ADMIN_URL });
-  await admin.connect();
   // Each phase starts right after a checkpoint: the benches before this one leave ~1 GB of WAL
   // (their databases dropped), and a checkpoint that falls inside one phase makes the first write
   // to every page log a full-page image, which measured one phase and not the other (a full run
   // read Postgres at 28.8 ms per 16 pages against 18.3 ms run alone).
   const checkpoint = () => admin.query('CHECKPOINT');
   try {
+    await admin.connect();
     const pages = makePages(PAGES);
     await checkpoint();
     const store = await runStorePhase(url.toString(), pages);

@@ -382,6 +382,9 @@ async function commitBatchOnce(pool: Pool, pages: readonly PageCommit[], hooks: 
       // keep their StaleSliceError. Each round drops at least one page.
       const fresh = new Set((await locked).rows.map((r) => r.id));
       live = batch.filter((p) => fresh.has(p.page.sliceId));
+      // The lock and the advance check the same guard; if they ever disagreed, the same batch
+      // would be sent forever.
+      if (live.length === batch.length) throw error;
     }
   }
   return settled();

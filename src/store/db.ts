@@ -252,6 +252,8 @@ export async function withPipelinedTransaction<T>(pool: Pool, body: (tx: Pipelin
     const tx: PipelinedTransaction = {
       client,
       query: (config, values) => {
+        // Behind COMMIT it would be corked and never sent: the transaction would never settle.
+        if (commit !== undefined) throw new Error('a statement was queued after COMMIT');
         cork();
         return watch(client.query(config, values));
       },

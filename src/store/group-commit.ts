@@ -77,7 +77,7 @@ export class GroupCommitter {
   #flush(): void {
     while (this.#queue.length > 0 && this.#inFlight < this.#maxInFlight) {
       const free = this.#maxInFlight - this.#inFlight;
-      const size = this.#queue.length < 2 * MIN_SHARE ? this.#queue.length : Math.ceil(this.#queue.length / free);
+      const size = this.#queue.length < 2 * MIN_SHARE ? this.#queue.length : Math.max(MIN_SHARE, Math.ceil(this.#queue.length / free));
       const batch = this.#queue.splice(0, Math.min(this.#maxBatch, size));
       this.#inFlight++;
       this.#batches++;

@@ -177,6 +177,26 @@ describe('withPipelinedTransaction', () => {
     expect(await count('SELECT count(*)::int AS n FROM pipeline_probe', [])).toBe(0);
   });
 
+  it('a statement queued after commit() fails the body at once instead of leaving the transaction unsent', { timeout: 10_000 }, async () => {
+    await db.pool.query('CREATE TABLE IF NOT EXISTS pipeline_probe (v int PRIMARY KEY)');
+    const run = withPipelinedTransaction(pool, async (tx) => {
+      tx.query('INSERT INTO pipeline_probe VALUES (20)');
+      tx.commit();
+      tx.query('INSERT INTO pipeline_probe VALUES (21)');
+    });
+    await expect(run).rejects.toThrow(/queued after COMMIT/);
+    // The one connection came back to the pool out of pipeline mode and uncorked.
+    const client: PoolClient = await pool.connect();
+    try {
+      const raw = client as unknown as { pipeline: boolean; connection: { stream: Socket } };
+      expect(raw.pipeline).toBe(false);
+      expect(raw.connection.stream.writableCorked).toBe(0);
+    } finally {
+      client.release();
+    }
+    expect(await count('SELECT count(*)::int AS n FROM pipeline_probe WHERE v = 21', [])).toBe(0);
+  });
+
   it('a body that throws before commit() is rolled back, and the client leaves pipeline mode either way', async () => {
     await db.pool.query('CREATE TABLE IF NOT EXISTS pipeline_probe (v int PRIMARY KEY)');
     const run = withPipelinedTransaction(pool, async (tx) => {
