@@ -77,6 +77,22 @@ describe('WaitLine', () => {
     expect(most).toBe(3);
   });
 
+  it('lets one call out at a time when the answers say no other key is open, whatever its concurrency', async () => {
+    const line = new WaitLine<number>({ concurrency: 3, maxSleepMs: 1000 });
+    let out = 0;
+    let most = 0;
+    const ask = async (): Promise<LineStep<number>> => {
+      out++;
+      most = Math.max(most, out);
+      await tick(2);
+      out--;
+      return { kind: 'granted', value: 1, ready: 0, nextMs: 0 };
+    };
+    await Promise.all(Array.from({ length: 8 }, () => line.join(ask)));
+    expect(most).toBe(1);
+    expect(line.idle).toBe(true);
+  });
+
   it('refuses one waiter without holding up or failing the ones behind it', async () => {
     const line = new WaitLine<string>({ concurrency: 1, maxSleepMs: 1000 });
     const spent = new Error('budget spent');

@@ -278,7 +278,8 @@ export class RedisGate implements RequestGate {
     } as const;
     const ask = async (): Promise<LineStep<Granted>> => {
       // More watches queued behind this one: backfills must keep yielding after it is granted.
-      const keep = mode === 'watch' && lane.line.queued > 0;
+      // (this call is one of the line's calls out; another out is a watch still to be served).
+      const keep = mode === 'watch' && (lane.line.queued > 0 || lane.line.inFlight > 1);
       this.#stats.acquireCalls++;
       const reply = await this.#scripts.acquire({ ...call, keep });
       if (mode === 'watch') lane.registered = keep || reply.kind === 'wait';

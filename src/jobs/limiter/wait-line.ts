@@ -67,6 +67,11 @@ export class WaitLine<T> {
     return this.#queue.length;
   }
 
+  /** Calls to the limiter out now. */
+  get inFlight(): number {
+    return this.#inFlight;
+  }
+
   get idle(): boolean {
     return this.#queue.length === 0 && this.#inFlight === 0;
   }
@@ -159,6 +164,8 @@ export class WaitLine<T> {
         entry.reject(step.error);
         break;
     }
+    // The last waiter left: no wake-up is due for anyone.
+    if (this.#queue.length === 0) this.#clearTimer();
     this.#pump();
   }
 
@@ -185,6 +192,9 @@ export class WaitLine<T> {
       this.#timer = null;
       this.#pump();
     }, Math.ceil(ms));
+    // A line with waiters always has a call out or this timer; the timer alone must not hold a
+    // process open that is shutting down.
+    this.#timer.unref();
   }
 
   #clearTimer(): void {
