@@ -36,8 +36,11 @@ export interface ApiClientOptions {
   connections?: number;
   logger?: Logger;
   retry?: Partial<RetryPolicy>;
-  /** Called after every attempt (request accounting). */
-  onAttempt?: (attempt: AttemptRecord) => void;
+  /**
+   * Called after every attempt (metrics, and request accounting of calls that pass no
+   * `attempts` list: `collected` is false for those).
+   */
+  onAttempt?: (attempt: AttemptRecord, collected: boolean) => void;
 }
 
 export class ApiClient {

@@ -15,6 +15,13 @@ import { errorBodySchema } from './schemas/common.ts';
 export type CallOptions = AcquireOptions & {
   /** Use this gate instead of the client's for this call (a quota sync that must use one given key). */
   gate?: RequestGate;
+  /**
+   * Each attempt of this call (retries included) is appended here: the caller that accounts for
+   * its requests (a page, committed with them) passes its own list. Passed explicitly rather than
+   * found through AsyncLocalStorage, which on Node 20 makes V8 run a hook on every promise of the
+   * process (pg, undici, ioredis included).
+   */
+  attempts?: AttemptRecord[];
 };
 
 export interface AttemptRecord {
@@ -46,7 +53,8 @@ export interface ExecutorDeps {
   gate: RequestGate;
   logger: Logger;
   retry?: Partial<RetryPolicy>;
-  onAttempt?: (record: AttemptRecord) => void;
+  /** Told of every attempt; `collected` says whether the call's own `attempts` list took it. */
+  onAttempt?: (record: AttemptRecord, collected: boolean) => void;
 }
 
 export type Execute = <T>(spec: RequestSpec<T>, options?: CallOptions) => Promise<T>;
@@ -103,8 +111,9 @@ export function createExecutor(deps: ExecutorDeps): Execute {
         if (deps.logger.isLevelEnabled('debug')) {
           deps.logger.debug({ endpoint, status, ms: durationMs, keyFingerprint: grant.fingerprint, attempt }, 'api attempt');
         }
+        options.attempts?.push(record);
         try {
-          deps.onAttempt?.(record);
+          deps.onAttempt?.(record, options.attempts !== undefined);
         } catch (error) {
           // Accounting must not turn a successful call into a failed one.
           deps.logger.warn({ err: error, endpoint }, 'onAttempt callback failed');

@@ -8,6 +8,7 @@
 import type { z } from 'zod';
 import type { ApiClient } from '../api-client/client.ts';
 import type { CanonicalTweet, CanonicalUser } from '../api-client/canonical.ts';
+import type { CallOptions } from '../api-client/index.ts';
 import type { RequestPriority } from '../api-client/gate.ts';
 import type { Logger } from '../logger.ts';
 import type { Queryable } from '../store/db.ts';
@@ -31,9 +32,12 @@ export interface FetchedPage {
 
 export interface SliceContext {
   client: ApiClient;
-  signal: AbortSignal;
-  priority: RequestPriority;
-  jobId: string;
+  /**
+   * Options for every client call of this page: the job's priority and request budget, the
+   * worker's shutdown signal, and the page's attempt list (each attempt, retries included, is
+   * appended there, so the page commits its own request accounting).
+   */
+  call: CallOptions;
   sliceId: string;
   logger: Logger;
   /** The store, for a walk that plans its next page from what earlier pages committed (conversations). */

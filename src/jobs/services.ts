@@ -11,7 +11,6 @@ import type { Logger } from '../logger.ts';
 import { createPool, describeTarget, type Pool } from '../store/db.ts';
 import { DatabaseUnavailableError } from '../store/errors.ts';
 import { getJob, recordRequests } from '../store/jobs.ts';
-import { collectAttempt } from './attempts.ts';
 import { createRedisGate, keyNamespaceFor, type FetchUsage, type RedisGate } from './limiter/index.ts';
 import { createRedis, HarvestQueues } from './queue.ts';
 import { RateWaitTracker } from './rate-wait.ts';
@@ -144,9 +143,9 @@ export async function openServices(config: Config, logger: Logger, options: Open
     // The one retry layer: a page's 5xx/time-outs are retried here, up to the page's request bound.
     retry: { maxAttemptsTransient: config.maxAttemptsPerPage, maxAttemptsRateLimited: config.maxAttemptsPerPage },
     logger,
-    onAttempt: (a) => {
+    onAttempt: (a, collected) => {
       options.onAttempt?.(a);
-      collectAttempt(a, orphan);
+      if (!collected) orphan(a);
     },
   });
   // A backfill that finds a key's quota unknown asks the service before touching the watch reserve.

@@ -36,7 +36,6 @@ import {
   splitSlice,
   type SliceForRun,
 } from '../store/job-runtime.ts';
-import { attemptsOf, withAttempts } from './attempts.ts';
 import { decideOnError, DEFAULT_MAX_ATTEMPTS_PER_PAGE, type ErrorDecision } from './error-decision.ts';
 import type { FetchedPage, PageVerdict, SliceContext, SliceHandler, SplitProposal } from './kind.ts';
 import type { TaskOutcome } from './queue.ts';
@@ -113,9 +112,7 @@ export async function runSlice(sliceId: string, deps: SliceRunnerDeps): Promise<
   if (!slice || slice.lease !== lease || slice.status !== SliceStatus.RUNNING) return { kind: 'done' };
   const ctx: SliceContext = {
     client: deps.client,
-    signal: deps.signal,
-    priority: slice.job.priority,
-    jobId: slice.jobId,
+    call: { priority: slice.job.priority, jobId: slice.jobId, signal: deps.signal },
     sliceId: slice.id,
     logger: log,
     db: deps.pool,
@@ -131,12 +128,13 @@ export async function runSlice(sliceId: string, deps: SliceRunnerDeps): Promise<
     const params = handler.params.parse(slice.params);
     const cursor = slice.cursor;
     let page: FetchedPage;
-    let attempts;
+    // The page's requests, retries included: committed with it, or recorded alone if it fails.
+    const attempts: AttemptRecord[] = [];
     try {
-      ({ value: page, attempts } = await withAttempts(() => handler.fetchPage(params, cursor, ctx)));
+      page = await handler.fetchPage(params, cursor, { ...ctx, call: { ...ctx.call, attempts } });
     } catch (error) {
-      pageRequests += attemptsOf(error).length;
-      const step = await onFetchError(error, slice, lease, deps, log, { progressed, pageRequests });
+      pageRequests += attempts.length;
+      const step = await onFetchError(error, attempts, slice, lease, deps, log, { progressed, pageRequests });
       if (step.kind === 'stop') return step.outcome;
       if (step.kind === 'reload') {
         // The commits of this walk were lost meanwhile: the page at the record's cursor is another page.
@@ -419,6 +417,7 @@ function jobKindOf(slice: SliceForRun) {
 
 async function onFetchError(
   error: unknown,
+  attempts: readonly AttemptRecord[],
   slice: SliceForRun,
   lease: string,
   deps: SliceRunnerDeps,
@@ -426,7 +425,7 @@ async function onFetchError(
   run: { progressed: boolean; pageRequests: number },
 ): Promise<Step> {
   // Every attempt of a failed page cost a request: record them before steering the slice.
-  await accountAttempts(deps.pool, slice, attemptsOf(error)).catch((e: unknown) =>
+  await accountAttempts(deps.pool, slice, attempts).catch((e: unknown) =>
     log.warn({ err: e }, 'could not record the requests of a failed page'),
   );
   const decision = decideOnError(error, {

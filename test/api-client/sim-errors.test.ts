@@ -97,6 +97,32 @@ describe('retries', () => {
     }
   });
 
+  it("collects a call's attempts, retries included, in the list the call passes, and says so to onAttempt", async () => {
+    const told: Array<{ status: number; collected: boolean }> = [];
+    const c = new ApiClient({
+      baseUrl: h.sim.url,
+      gate: createStaticGate([{ key: SIM_KEY, fingerprint: keyFingerprint(SIM_KEY) }]),
+      retry: { transientDelayMinMs: 5, transientDelayMaxMs: 10 },
+      onAttempt: (a, collected) => told.push({ status: a.status, collected }),
+    });
+    h.sim.control.setFaults({ errorRate500: 1 });
+    try {
+      const attempts: AttemptRecord[] = [];
+      await expect(c.keyUsageInfo({ attempts })).rejects.toBeInstanceOf(TransientError);
+      expect(attempts.map((a) => [a.status, a.attempt])).toEqual([[500, 1], [500, 2], [500, 3], [500, 4]]);
+      h.sim.control.setFaults({ errorRate500: 0 });
+      // Two calls at once, each with its own list: nothing crosses over.
+      const [one, two]: AttemptRecord[][] = [[], []];
+      await Promise.all([c.keyUsageInfo({ attempts: one }), c.keyUsageInfo({ attempts: two })]);
+      expect([one.length, two.length]).toEqual([1, 1]);
+      await c.keyUsageInfo();
+      expect(told.map((t) => t.collected)).toEqual([true, true, true, true, true, true, false]);
+    } finally {
+      h.sim.control.setFaults({ errorRate500: 0 });
+      await c.close();
+    }
+  });
+
   it('retries a 429 in the next second and succeeds', async () => {
     const slow = await startHarness({ ratePerKey: 1 } as Parameters<typeof startHarness>[0]);
     try {

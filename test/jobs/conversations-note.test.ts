@@ -17,9 +17,7 @@ describe('conversation-parents walk', () => {
     const ctx: SliceContext = {
       client: noRequests,
       db: nothingMissing,
-      signal: new AbortController().signal,
-      priority: 'backfill',
-      jobId: '1',
+      call: { signal: new AbortController().signal, priority: 'backfill', jobId: '1' },
       sliceId: '1',
       logger,
     };

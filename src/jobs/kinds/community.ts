@@ -88,7 +88,7 @@ export const communityMembersSlice: SliceHandler<MembersSliceParams> = {
   async fetchPage(p, cursor, ctx) {
     const page = await ctx.client.communityMembers(
       { communityLink: p.communityId, ...(cursor ? { cursor } : {}) },
-      { priority: ctx.priority, jobId: ctx.jobId, signal: ctx.signal },
+      ctx.call,
     );
     return userPage(
       'POST /v3/community-members',
@@ -118,7 +118,7 @@ export const communityTweetsSlice: SliceHandler<CommunityFeedSliceParams> = {
   async fetchPage(p, cursor, ctx) {
     const page = await ctx.client.communityTweets(
       { communityId: p.communityId, order: 'latest', ...(cursor ? { cursor } : {}) },
-      { priority: ctx.priority, jobId: ctx.jobId, signal: ctx.signal },
+      ctx.call,
     );
     return tweetPage('POST /v3/community-tweets', page);
   },
@@ -131,7 +131,7 @@ export const communitySearchSlice: SliceHandler<CommunityFeedSliceParams> = {
   async fetchPage(p, cursor, ctx) {
     const page = await ctx.client.communitySearchTweets(
       { communityLink: p.communityId, ...(p.query === undefined ? {} : { query: p.query }), order: 'latest', ...(cursor ? { cursor } : {}) },
-      { priority: ctx.priority, jobId: ctx.jobId, signal: ctx.signal },
+      ctx.call,
     );
     return tweetPage('POST /v3/community-search-tweets', page);
   },

@@ -63,7 +63,7 @@ export const conversationParentsSlice: SliceHandler<ConversationsJobParams> = {
     // Nothing missing (another job stored them since the last page): the walk ends without a request.
     if (missing.length === 0) return emptyPage();
     const batch = missing.slice(0, BULK_SIZE);
-    const page = await ctx.client.tweetInfoBulk(batch, { priority: ctx.priority, jobId: ctx.jobId, signal: ctx.signal });
+    const page = await ctx.client.tweetInfoBulk(batch, ctx.call);
     const returned = new Set(page.items.map((t) => t.id));
     const gone = [...at.gone, ...batch.filter((id) => !returned.has(id))];
     // The next level: parents of what this page brought that are neither stored nor asked for.

@@ -32,7 +32,7 @@ export const hydrateSlice: SliceHandler<HydrateSlice> = {
   kind: 'hydrate',
   params: HydrateSlice,
   async fetchPage(p, _cursor, ctx) {
-    const page = await ctx.client.tweetInfoBulk(p.ids, { priority: ctx.priority, jobId: ctx.jobId, signal: ctx.signal });
+    const page = await ctx.client.tweetInfoBulk(p.ids, ctx.call);
     return {
       endpoint: 'POST /v3/tweet-info-bulk',
       tweets: page.items,

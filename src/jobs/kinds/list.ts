@@ -25,7 +25,7 @@ export const listTweetsSlice: SliceHandler<ListSlice> = {
   async fetchPage(p, cursor, ctx) {
     const page = await ctx.client.listTweets(
       { listId: p.listId, ...(cursor ? { cursor } : {}) },
-      { priority: ctx.priority, jobId: ctx.jobId, signal: ctx.signal },
+      ctx.call,
     );
     return tweetPage('GET /v3/list-tweets', page);
   },
@@ -37,7 +37,7 @@ export const listMembersSlice: SliceHandler<ListSlice> = {
   async fetchPage(p, cursor, ctx) {
     const page = await ctx.client.listMembers(
       { listId: p.listId, ...(cursor ? { cursor } : {}) },
-      { priority: ctx.priority, jobId: ctx.jobId, signal: ctx.signal },
+      ctx.call,
     );
     return userPage('GET /v3/list-members', page, { kind: 'list_member', ownerId: p.listId }, 'list_member');
   },
@@ -49,7 +49,7 @@ export const listFollowersSlice: SliceHandler<ListSlice> = {
   async fetchPage(p, cursor, ctx) {
     const page = await ctx.client.listFollowers(
       { listLink: p.listId, ...(cursor ? { cursor } : {}) },
-      { priority: ctx.priority, jobId: ctx.jobId, signal: ctx.signal },
+      ctx.call,
     );
     return userPage('GET /v3/list-followers', page, { kind: 'list_follower', ownerId: p.listId }, 'list_follower');
   },

@@ -136,7 +136,7 @@ export const mentionsSlice: SliceHandler<MentionsSliceParams> = {
         ...(p.minReplies !== undefined ? { minReplies: p.minReplies } : {}),
         ...(cursor ? { cursor } : {}),
       },
-      { priority: ctx.priority, jobId: ctx.jobId, signal: ctx.signal },
+      ctx.call,
     );
     return tweetPage('POST /v3/mentions', page);
   },

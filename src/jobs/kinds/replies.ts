@@ -28,7 +28,7 @@ export const commentsSlice: SliceHandler<RepliesJobParams> = {
   async fetchPage(p, cursor, ctx) {
     const page = await ctx.client.comments(
       { tweetLink: p.tweetId, ...(cursor ? { cursor } : {}) },
-      { priority: ctx.priority, jobId: ctx.jobId, signal: ctx.signal },
+      ctx.call,
     );
     return tweetPage('POST /v3/comments', page);
   },

@@ -135,7 +135,7 @@ export const searchSlice: SliceHandler<SearchSliceParams> = {
   async fetchPage(p, cursor, ctx) {
     const page = await ctx.client.searchTweets(
       { query: sliceQuery(p), order: p.order, ...(cursor ? { cursor } : {}) },
-      { priority: ctx.priority, jobId: ctx.jobId, signal: ctx.signal },
+      ctx.call,
     );
     return tweetPage('POST /v3/search-tweets', page);
   },

@@ -96,7 +96,7 @@ export const profileSlice: SliceHandler<TargetOnly> = {
   kind: 'profile',
   params: TargetOnly,
   async fetchPage(p, _cursor, ctx) {
-    const user = await ctx.client.info(p.target, { priority: ctx.priority, jobId: ctx.jobId, signal: ctx.signal });
+    const user = await ctx.client.info(p.target, ctx.call);
     return {
       endpoint: 'GET /v3/info',
       tweets: [],
@@ -116,7 +116,7 @@ export const userTweetsSlice: SliceHandler<TimelineParams> = {
   async fetchPage(p, cursor, ctx) {
     const page = await ctx.client.userTweets(
       { ...p.target, ...(cursor ? { cursor } : {}) },
-      { priority: ctx.priority, jobId: ctx.jobId, signal: ctx.signal },
+      ctx.call,
     );
     return tweetPage('POST /v3/user-tweets', page);
   },
