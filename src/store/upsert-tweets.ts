@@ -69,6 +69,8 @@ up AS (
 ),
 -- Which of these rows are new to the job is read by the slice advance (commit-page.ts) from the
 -- rows' xmin, in the same pipelined batch: nothing is returned here for the client to wait on.
+-- That count holds only while this stays DO NOTHING: an update would set xmin on rows the job
+-- already had, and they would count as new.
 prov AS (
   INSERT INTO job_tweets (job_id, tweet_id, first_seen_at)
   SELECT $28::bigint, p.tweet_id, $27 FROM unnest($29::bigint[]) AS p(tweet_id)

@@ -87,6 +87,8 @@ up AS (
 -- Which users are new to the job is read by the slice advance (commit-page.ts) from the rows'
 -- xmin, one index probe per user: the anti-join over all of the job's job_users rows this
 -- statement used to run grew with the job (3k rows, 1.7 ms of a 16-page batch in bench/store.ts).
+-- That count holds only while this stays DO NOTHING: an update would set xmin on rows the job
+-- already had, and they would count as new.
 prov AS (
   INSERT INTO job_users (job_id, user_id, role, first_seen_at)
   SELECT $24::bigint, p.user_id, p.role, $23 FROM unnest($25::bigint[], $26::text[]) AS p(user_id, role)
