@@ -8,6 +8,7 @@
  * attempt, headers and body, must finish within `deadlineMs` (undici's own time-outs are per
  * idle gap, so a server trickling one byte every few seconds would otherwise hold a slot forever).
  */
+import type { Readable } from 'node:stream';
 import { Pool, request as undiciRequest, type Dispatcher } from 'undici';
 import { parseBaseUrl } from '../config.ts';
 import { AbortedError } from '../errors.ts';
@@ -41,6 +42,8 @@ export const DEFAULT_DEADLINE_MS = 60_000;
 
 /** transportCode of a TransientError whose attempt ran past `deadlineMs`. */
 export const DEADLINE_TRANSPORT_CODE = 'HARVEST_ATTEMPT_DEADLINE';
+/** transportCode of a TransientError whose response body closed before its end with no error. */
+export const BODY_CLOSED_TRANSPORT_CODE = 'HARVEST_BODY_CLOSED';
 
 export interface HttpOptions {
   baseUrl: string;
@@ -122,12 +125,14 @@ export function createHttpClient(options: HttpOptions): HttpClient {
         body,
         signal,
       });
-      const text = await readBody(response, request);
+      const text = await readBody(response, request, maxBytes);
       return { status: response.statusCode, text };
     } catch (error) {
       if (error instanceof InvalidResponseError) throw error;
       if (request.signal?.aborted) throw new AbortedError();
       const overDeadline = deadline.signal.aborted;
+      // Already typed by readBody (a body closed early); the deadline, when it passed, says more.
+      if (error instanceof TransientError && !overDeadline) throw error;
       const transportCode = overDeadline ? DEADLINE_TRANSPORT_CODE : transportCodeOf(error);
       throw new TransientError({
         endpoint: request.endpoint,
@@ -144,43 +149,6 @@ export function createHttpClient(options: HttpOptions): HttpClient {
     }
   }
 
-  /** The body as UTF-8 text, refused (and the connection dropped) once it passes `maxBytes`. */
-  async function readBody(response: Dispatcher.ResponseData, request: HttpRequest): Promise<string> {
-    const tooLarge = (): InvalidResponseError => {
-      response.body.destroy();
-      return new InvalidResponseError({
-        endpoint: request.endpoint,
-        keyFingerprint: request.keyFingerprint,
-        status: response.statusCode,
-        reason: `body larger than the ${maxBytes}-byte limit`,
-      });
-    };
-    const declared = Number(response.headers['content-length']);
-    if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge();
-    // 'data' events rather than `for await`: the stream's async iterator made promises per chunk
-    // and per body (promise hooks, microtasks) for nothing a listener does not do as well.
-    const body = response.body;
-    return new Promise<string>((resolve, reject) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      const onData = (chunk: Buffer): void => {
-        size += chunk.length;
-        if (size > maxBytes) {
-          body.off('data', onData);
-          reject(tooLarge());
-          return;
-        }
-        chunks.push(chunk);
-      };
-      body.on('data', onData);
-      body.once('end', () => resolve(Buffer.concat(chunks, size).toString('utf8')));
-      // A destroyed body (deadline, shutdown, lost connection) ends here; after tooLarge the
-      // promise is already settled and this is a no-op.
-      body.once('error', reject);
-      body.once('close', () => reject(new Error('response body closed before its end')));
-    });
-  }
-
   async function close(): Promise<void> {
     closed = true;
     const all = [...pools.values()];
@@ -189,6 +157,67 @@ export function createHttpClient(options: HttpOptions): HttpClient {
   }
 
   return { send, close };
+}
+
+/** What readBody needs of an undici response; its own type so a test can hand it any Readable. */
+export interface ResponseBody {
+  statusCode: number;
+  headers: Dispatcher.ResponseData['headers'];
+  body: Readable;
+}
+
+/**
+ * The body as UTF-8 text, refused (and the connection dropped) once it passes `maxBytes`. Exported
+ * for its tests only: the close-without-error guard below is a path undici 7 never takes (its body
+ * turns an error-less destroy before the end into RequestAbortedError), so only a plain Readable
+ * reaches it.
+ */
+export function readBody(response: ResponseBody, request: Pick<HttpRequest, 'endpoint' | 'keyFingerprint'>, maxBytes: number): Promise<string> {
+  const tooLarge = (): InvalidResponseError => {
+    response.body.destroy();
+    return new InvalidResponseError({
+      endpoint: request.endpoint,
+      keyFingerprint: request.keyFingerprint,
+      status: response.statusCode,
+      reason: `body larger than the ${maxBytes}-byte limit`,
+    });
+  };
+  const declared = Number(response.headers['content-length']);
+  if (Number.isFinite(declared) && declared > maxBytes) return Promise.reject(tooLarge());
+  // 'data' events rather than `for await`: the stream's async iterator made promises per chunk
+  // and per body (promise hooks, microtasks) for nothing a listener does not do as well.
+  const body = response.body;
+  return new Promise<string>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size > maxBytes) {
+        body.off('data', onData);
+        reject(tooLarge());
+        return;
+      }
+      chunks.push(chunk);
+    };
+    body.on('data', onData);
+    body.once('end', () => resolve(Buffer.concat(chunks, size).toString('utf8')));
+    // A destroyed body (deadline, shutdown, lost connection) ends here; after tooLarge the
+    // promise is already settled and this is a no-op.
+    body.once('error', reject);
+    // 'close' after 'end' or 'error' is a no-op; alone it is a body cut short, a transport failure
+    // like any other lost connection (retried), with a code to classify it by.
+    body.once('close', () =>
+      reject(
+        new TransientError({
+          endpoint: request.endpoint,
+          keyFingerprint: request.keyFingerprint,
+          status: 0,
+          transportCode: BODY_CLOSED_TRANSPORT_CODE,
+          detail: 'response body closed before its end',
+        }),
+      ),
+    );
+  });
 }
 
 /**
