@@ -112,7 +112,8 @@ describe('retries', () => {
       expect(attempts.map((a) => [a.status, a.attempt])).toEqual([[500, 1], [500, 2], [500, 3], [500, 4]]);
       h.sim.control.setFaults({ errorRate500: 0 });
       // Two calls at once, each with its own list: nothing crosses over.
-      const [one, two]: AttemptRecord[][] = [[], []];
+      const one: AttemptRecord[] = [];
+      const two: AttemptRecord[] = [];
       await Promise.all([c.keyUsageInfo({ attempts: one }), c.keyUsageInfo({ attempts: two })]);
       expect([one.length, two.length]).toEqual([1, 1]);
       await c.keyUsageInfo();
