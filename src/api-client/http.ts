@@ -8,7 +8,6 @@
  * attempt, headers and body, must finish within `deadlineMs` (undici's own time-outs are per
  * idle gap, so a server trickling one byte every few seconds would otherwise hold a slot forever).
  */
-import type { Readable } from 'node:stream';
 import { Pool, request as undiciRequest, type Dispatcher } from 'undici';
 import { parseBaseUrl } from '../config.ts';
 import { AbortedError } from '../errors.ts';
@@ -42,8 +41,6 @@ export const DEFAULT_DEADLINE_MS = 60_000;
 
 /** transportCode of a TransientError whose attempt ran past `deadlineMs`. */
 export const DEADLINE_TRANSPORT_CODE = 'HARVEST_ATTEMPT_DEADLINE';
-/** transportCode of a TransientError whose response body closed before its end with no error. */
-export const BODY_CLOSED_TRANSPORT_CODE = 'HARVEST_BODY_CLOSED';
 
 export interface HttpOptions {
   baseUrl: string;
@@ -105,48 +102,91 @@ export function createHttpClient(options: HttpOptions): HttpClient {
     return pool;
   }
 
-  async function send(request: HttpRequest): Promise<HttpResponse> {
-    if (closed) throw new AbortedError('API client is closed');
-    if (request.signal?.aborted) throw new AbortedError();
+  function send(request: HttpRequest): Promise<HttpResponse> {
+    if (closed) return Promise.reject(new AbortedError('API client is closed'));
+    if (request.signal?.aborted) return Promise.reject(new AbortedError());
     const headers: Record<string, string> = { ApiKey: request.key, Accept: 'application/json' };
     let body: string | undefined;
     if (request.method === 'POST') {
       headers['Content-Type'] = 'application/json';
       body = JSON.stringify(request.body ?? {});
     }
-    const deadline = new AbortController();
-    const timer = setTimeout(() => deadline.abort(), deadlineMs);
-    const signal = request.signal ? AbortSignal.any([request.signal, deadline.signal]) : deadline.signal;
-    try {
-      const response = await poolFor(base.origin).request({
-        method: request.method,
-        path: `${basePath}${request.path}${buildQuery(request.query)}`,
-        headers,
-        body,
-        signal,
-      });
-      const text = await readBody(response, request, maxBytes);
-      return { status: response.statusCode, text };
-    } catch (error) {
-      if (error instanceof InvalidResponseError) throw error;
-      if (request.signal?.aborted) throw new AbortedError();
-      const overDeadline = deadline.signal.aborted;
-      // Already typed by readBody (a body closed early); the deadline, when it passed, says more.
-      if (error instanceof TransientError && !overDeadline) throw error;
-      const transportCode = overDeadline ? DEADLINE_TRANSPORT_CODE : transportCodeOf(error);
-      throw new TransientError({
-        endpoint: request.endpoint,
-        keyFingerprint: request.keyFingerprint,
-        status: 0,
-        transportCode,
-        detail: overDeadline
-          ? `attempt took longer than ${deadlineMs} ms`
-          : (transportCode ?? (error instanceof Error ? error.name : 'unknown')),
-        cause: error,
-      });
-    } finally {
-      clearTimeout(timer);
-    }
+    return new Promise<HttpResponse>((resolve, reject) => {
+      let controller: Dispatcher.DispatchController | null = null;
+      let settled = false;
+      let status = 0;
+      const chunks: Buffer[] = [];
+      let size = 0;
+      const settle = (): boolean => {
+        if (settled) return false;
+        settled = true;
+        clearTimeout(timer);
+        request.signal?.removeEventListener('abort', onAbort);
+        return true;
+      };
+      // Ends the exchange with `error` (already typed, or a transport error typed here) and drops
+      // the connection unless undici reported the failure itself.
+      const fail = (error: unknown, overDeadline = false): void => {
+        if (!settle()) return;
+        if (controller && !controller.aborted) controller.abort(error instanceof Error ? error : new Error(String(error)));
+        reject(classify(error, request, overDeadline));
+      };
+      const timer = setTimeout(() => fail(new Error('deadline'), true), deadlineMs);
+      const onAbort = (): void => fail(new AbortedError());
+      request.signal?.addEventListener('abort', onAbort, { once: true });
+      const tooLarge = (): InvalidResponseError =>
+        new InvalidResponseError({
+          endpoint: request.endpoint,
+          keyFingerprint: request.keyFingerprint,
+          status,
+          reason: `body larger than the ${maxBytes}-byte limit`,
+        });
+      // undici's dispatch API rather than request(): no body stream, abort signal or async
+      // resource per attempt, only these callbacks (the worker makes 20+ attempts a second a key).
+      poolFor(base.origin).dispatch(
+        { method: request.method, path: `${basePath}${request.path}${buildQuery(request.query)}`, headers, body },
+        {
+          onRequestStart(c) {
+            controller = c;
+            // Ended (deadline, shutdown) while it waited for a connection: never sent.
+            if (settled) c.abort(new AbortedError());
+          },
+          onResponseStart(c, statusCode, responseHeaders) {
+            status = statusCode;
+            const declared = Number(responseHeaders['content-length']);
+            if (Number.isFinite(declared) && declared > maxBytes) fail(tooLarge());
+          },
+          onResponseData(c, chunk) {
+            if (settled) return;
+            size += chunk.length;
+            // Cut off before it is held in memory; the connection is dropped.
+            if (size > maxBytes) fail(tooLarge());
+            else chunks.push(chunk);
+          },
+          onResponseEnd() {
+            if (settle()) resolve({ status, text: Buffer.concat(chunks, size).toString('utf8') });
+          },
+          onResponseError(c, error) {
+            fail(error);
+          },
+        },
+      );
+    });
+  }
+
+  /** Any failure of an attempt as the error the caller sees: typed ones pass, transport ones become TransientError. */
+  function classify(error: unknown, request: HttpRequest, overDeadline: boolean): unknown {
+    if (error instanceof InvalidResponseError || error instanceof AbortedError) return error;
+    if (request.signal?.aborted) return new AbortedError();
+    const transportCode = overDeadline ? DEADLINE_TRANSPORT_CODE : transportCodeOf(error);
+    return new TransientError({
+      endpoint: request.endpoint,
+      keyFingerprint: request.keyFingerprint,
+      status: 0,
+      transportCode,
+      detail: overDeadline ? `attempt took longer than ${deadlineMs} ms` : (transportCode ?? (error instanceof Error ? error.name : 'unknown')),
+      cause: error,
+    });
   }
 
   async function close(): Promise<void> {
@@ -157,67 +197,6 @@ export function createHttpClient(options: HttpOptions): HttpClient {
   }
 
   return { send, close };
-}
-
-/** What readBody needs of an undici response; its own type so a test can hand it any Readable. */
-export interface ResponseBody {
-  statusCode: number;
-  headers: Dispatcher.ResponseData['headers'];
-  body: Readable;
-}
-
-/**
- * The body as UTF-8 text, refused (and the connection dropped) once it passes `maxBytes`. Exported
- * for its tests only: the close-without-error guard below is a path undici 7 never takes (its body
- * turns an error-less destroy before the end into RequestAbortedError), so only a plain Readable
- * reaches it.
- */
-export function readBody(response: ResponseBody, request: Pick<HttpRequest, 'endpoint' | 'keyFingerprint'>, maxBytes: number): Promise<string> {
-  const tooLarge = (): InvalidResponseError => {
-    response.body.destroy();
-    return new InvalidResponseError({
-      endpoint: request.endpoint,
-      keyFingerprint: request.keyFingerprint,
-      status: response.statusCode,
-      reason: `body larger than the ${maxBytes}-byte limit`,
-    });
-  };
-  const declared = Number(response.headers['content-length']);
-  if (Number.isFinite(declared) && declared > maxBytes) return Promise.reject(tooLarge());
-  // 'data' events rather than `for await`: the stream's async iterator made promises per chunk
-  // and per body (promise hooks, microtasks) for nothing a listener does not do as well.
-  const body = response.body;
-  return new Promise<string>((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (chunk: Buffer): void => {
-      size += chunk.length;
-      if (size > maxBytes) {
-        body.off('data', onData);
-        reject(tooLarge());
-        return;
-      }
-      chunks.push(chunk);
-    };
-    body.on('data', onData);
-    body.once('end', () => resolve(Buffer.concat(chunks, size).toString('utf8')));
-    // A destroyed body (deadline, shutdown, lost connection) ends here; after tooLarge the
-    // promise is already settled and this is a no-op.
-    body.once('error', reject);
-    // 'close' after 'end' or 'error' is a no-op; alone it is a body cut short, a transport failure
-    // like any other lost connection (retried), with a code to classify it by.
-    body.once('close', () =>
-      reject(
-        new TransientError({
-          endpoint: request.endpoint,
-          keyFingerprint: request.keyFingerprint,
-          status: 0,
-          transportCode: BODY_CLOSED_TRANSPORT_CODE,
-          detail: 'response body closed before its end',
-        }),
-      ),
-    );
-  });
 }
 
 /**

@@ -1,22 +1,13 @@
 /**
- * The 'data'-listener body path of src/api-client/http.ts: a chunked body that grows past the size
- * limit, the deadline passing mid-body, the server dropping the connection mid-body, and a body
- * closed without an error. Against a real node:http server on port 0, except the last (a path
- * undici never takes, so only a plain Readable reaches it).
+ * The body path of src/api-client/http.ts (undici's dispatch callbacks): a chunked body that grows
+ * past the size limit, the deadline passing mid-body, the server dropping the connection mid-body.
+ * Against a real node:http server on port 0.
  */
 import type http from 'node:http';
-import { Readable } from 'node:stream';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ApiClient } from '../../src/api-client/client.ts';
 import { ApiError, InvalidResponseError, TransientError } from '../../src/api-client/errors.ts';
-import {
-  BODY_CLOSED_TRANSPORT_CODE,
-  createHttpClient,
-  DEADLINE_TRANSPORT_CODE,
-  readBody,
-  type HttpClient,
-  type HttpRequest,
-} from '../../src/api-client/http.ts';
+import { createHttpClient, DEADLINE_TRANSPORT_CODE, type HttpClient, type HttpRequest } from '../../src/api-client/http.ts';
 import { keyFingerprint } from '../../src/key-fingerprint.ts';
 import { allStrings, recordingGate, startRawServer, type RawServer } from './helpers.ts';
 
@@ -173,27 +164,5 @@ describe('the server dropping the connection mid-body', () => {
     } finally {
       await c.close();
     }
-  });
-});
-
-describe('a body closed before its end without an error', () => {
-  it('fails with a TransientError (retryable), not a plain Error', async () => {
-    // undici's own body turns an error-less destroy into RequestAbortedError; a plain Readable
-    // closes without an error, the case the guard is for.
-    const body = new Readable({ read() {} });
-    body.push('{"key_requests":1,');
-    const reading = failure(readBody({ statusCode: 200, headers: {}, body }, REQUEST, LIMIT));
-    setImmediate(() => body.destroy());
-    const error = await reading;
-    expect(error).toBeInstanceOf(TransientError);
-    expect((error as TransientError).transportCode).toBe(BODY_CLOSED_TRANSPORT_CODE);
-    expect((error as TransientError).status).toBe(0);
-    expect((error as TransientError).message).toContain('response body closed before its end');
-    expectNoKey(error);
-  });
-
-  it('still answers the text of a body that ends normally', async () => {
-    const body = Readable.from([Buffer.from('{"a":'), Buffer.from('1}')]);
-    expect(await readBody({ statusCode: 200, headers: {}, body }, REQUEST, LIMIT)).toBe('{"a":1}');
   });
 });
