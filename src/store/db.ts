@@ -140,6 +140,9 @@ export function createPool(databaseUrl: string, options: { max?: number; applica
   return pool;
 }
 
+/** Clients whose connection state pg no longer knows (see withPipelinedTransaction): destroyed on release. */
+const discarded = new WeakSet<PoolClient>();
+
 /** Checks out a client (with a clear error when Postgres is unreachable), runs fn, releases it. */
 export async function withClient<T>(pool: Pool, fn: (client: PoolClient) => Promise<T>): Promise<T> {
   let client: PoolClient;
@@ -164,7 +167,7 @@ export async function withClient<T>(pool: Pool, fn: (client: PoolClient) => Prom
   } finally {
     client.off('error', onError);
     // A client whose connection failed mid-query is destroyed rather than handed to the next caller.
-    client.release(broken ? true : undefined);
+    client.release(broken || discarded.has(client) ? true : undefined);
   }
 }
 
@@ -205,7 +208,11 @@ export interface PipelinedTransaction {
    * (a test hook that awaits its own answers needs it: call the hook, then flush, then await).
    */
   flush(): void;
-  /** Queues COMMIT and writes everything still queued. Await the statements' answers after it. */
+  /**
+   * Ends the transaction: once pg has reported any statement it refused (the next turn of the
+   * event loop), writes everything still queued with COMMIT, or ROLLBACK if a statement or the
+   * body failed by then. Await the statements' answers after it.
+   */
   commit(): void;
 }
 
@@ -221,8 +228,19 @@ interface PipelinedClient {
  *
  * Statements behind a failed one are refused by Postgres (25P02) and the COMMIT behind them
  * answers ROLLBACK: the whole batch is undone, and the first failure in queue order (the cause)
- * is thrown. `body` queues its statements synchronously (or flushes before it awaits), calls
- * `commit()` and only then awaits answers; if it throws before `commit()`, ROLLBACK is queued.
+ * is thrown, never a 25P02 the body met after it. `body` queues its statements synchronously (or
+ * flushes before it awaits), calls `commit()` and only then awaits answers; if it throws before
+ * `commit()`, ROLLBACK is queued.
+ *
+ * A statement pg refuses before sending it (a parameter whose `toPostgres` or JSON encoding
+ * throws, a name reused for other text, the `rows` option) never reaches Postgres, so nothing
+ * aborts the transaction there: a COMMIT behind it would commit the other statements while the
+ * caller gets the error. pg reports such a refusal one microtask (a failed bind) or one tick (the
+ * others) after the statement is queued, so `commit()` holds the corked write until the event
+ * loop's check phase (setImmediate), when every refusal is in, and writes ROLLBACK instead of
+ * COMMIT if any statement (or the body) failed by then. Still one write; the wait is one turn
+ * of the event loop. A refused named statement has had its server-side statement closed while pg
+ * still counts it as prepared, so the connection is destroyed rather than returned to the pool.
  *
  * Pipeline mode is switched on for this checkout only, on an idle client, and off once every
  * answer is in, so the pool's other callers (cursors, COPY, LISTEN, `withTransaction`) never
@@ -232,11 +250,18 @@ export async function withPipelinedTransaction<T>(pool: Pool, body: (tx: Pipelin
   return withClient(pool, async (client) => {
     const raw = client as unknown as PipelinedClient;
     const stream = raw.connection.stream;
+    // The statements and tracked promises in the order they were queued. The body's own promise
+    // is not one of them: made before what it queues after an await (a hook's, say), it fails
+    // last, with whatever it awaited, often the 25P02 of a statement behind the cause.
     const sent: Array<Promise<unknown>> = [];
+    let failed = false;
+    let refused = false;
     const watch = <P>(promise: Promise<P>): Promise<P> => {
       sent.push(promise);
       // Answered later, in order; a rejection is read below, never left unhandled.
-      promise.catch(() => undefined);
+      promise.catch(() => {
+        failed = true;
+      });
       return promise;
     };
     let corked = false;
@@ -248,20 +273,37 @@ export async function withPipelinedTransaction<T>(pool: Pool, body: (tx: Pipelin
       if (corked) stream.uncork();
       corked = false;
     };
-    let commit: Promise<pg.QueryResult> | undefined;
+    let ending: Promise<void> | undefined;
+    let end: Promise<pg.QueryResult> | undefined;
+    let bodyFailed = false;
+    const finish = (commit: boolean): void => {
+      end ??= watch(client.query(commit && !failed && !bodyFailed ? 'COMMIT' : 'ROLLBACK'));
+      uncork();
+    };
     const tx: PipelinedTransaction = {
       client,
       query: (config, values) => {
         // Behind COMMIT it would be corked and never sent: the transaction would never settle.
-        if (commit !== undefined) throw new Error('a statement was queued after COMMIT');
+        if (ending !== undefined) throw new Error('a statement was queued after COMMIT');
         cork();
-        return watch(client.query(config, values));
+        let statement: Promise<pg.QueryResult>;
+        try {
+          statement = client.query(config, values);
+        } catch (error) {
+          failed = true;
+          throw error;
+        }
+        statement.catch((error: unknown) => {
+          refused ||= !(error instanceof pg.DatabaseError);
+        });
+        return watch(statement);
       },
       track: watch,
       flush: uncork,
       commit: () => {
-        commit ??= watch(client.query('COMMIT'));
-        uncork();
+        // Every refusal pg reports for a queued statement comes in a microtask or a tick: both
+        // run before the check phase.
+        ending ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => finish(true));
       },
     };
     raw.pipeline = true;
@@ -277,21 +319,24 @@ export async function withPipelinedTransaction<T>(pool: Pool, body: (tx: Pipelin
       // from 1000 to 4000 pages; 18.9 and 20.5 ms with this). Every statement here reads by key.
       tx.query({ text: 'BEGIN; SET LOCAL synchronous_commit = off; SET LOCAL plan_cache_mode = force_generic_plan; SET LOCAL enable_seqscan = off' });
       const result = body(tx);
-      watch(result);
+      // A body that fails after commit() but before the write (a statement queued after it) rolls back.
+      result.catch(() => {
+        bodyFailed = true;
+      });
       outcome = { ok: true, value: await result };
     } catch (error) {
+      bodyFailed = true;
       outcome = { ok: false, error };
     }
-    if (commit === undefined) {
-      watch(client.query('ROLLBACK'));
-      uncork();
-    }
+    if (ending === undefined) finish(false);
+    else await ending;
     const settled = await Promise.allSettled(sent);
     raw.pipeline = false;
-    const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
-    if (failed) throw failed.reason;
+    if (refused) discarded.add(client);
+    const first = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+    if (first) throw first.reason;
     if (!outcome.ok) throw outcome.error;
-    const committed = await commit;
+    const committed = await end;
     if (committed?.command !== 'COMMIT') throw new Error(`the pipelined transaction ended with ${committed?.command ?? 'ROLLBACK'}`);
     return outcome.value;
   });

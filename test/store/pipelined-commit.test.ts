@@ -5,9 +5,10 @@
  * page, and an error inside the pipeline rolls the whole transaction back (COMMIT answers ROLLBACK).
  */
 import type { Socket } from 'node:net';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commitPage, commitPages, type PageCommit } from '../../src/store/commit-page.ts';
-import { createPool, SqlState, withPipelinedTransaction, type Pool, type PoolClient } from '../../src/store/db.ts';
+import { createPool, SqlState, withPipelinedTransaction, type PipelinedTransaction, type Pool, type PoolClient } from '../../src/store/db.ts';
 import { StaleSliceError } from '../../src/store/errors.ts';
 import { getJob } from '../../src/store/jobs.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
@@ -15,15 +16,12 @@ import { getSlice } from '../helpers/store-rows.ts';
 import { idSequence, makeTweet, makeUser, newSlices as slicesOf, pageOf } from './fixtures.ts';
 
 let db: TestDatabase;
-// One connection, so every commit below runs on the socket whose writes are counted.
+// One connection at a time, so a commit's writes are those counted while it runs.
 let pool: Pool;
 let writes = 0;
 
-beforeAll(async () => {
-  db = await createTestDatabase();
-  pool = createPool(db.url, { max: 1 });
-  const client = await pool.connect();
-  // What reaches the kernel: one _write or _writev call per flush of the socket's buffer.
+/** Counts what reaches the kernel on a connection's socket: one _write or _writev call per flush of its buffer. */
+function countWrites(client: pg.Client): void {
   const stream = (client as unknown as { connection: { stream: Socket } }).connection.stream as Socket & {
     _write: (...args: unknown[]) => void;
     _writev: (...args: unknown[]) => void;
@@ -38,7 +36,13 @@ beforeAll(async () => {
     writes++;
     writev(...args);
   };
-  client.release();
+}
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  pool = createPool(db.url, { max: 1 });
+  // Every connection: a failed batch may destroy its client, and the pool opens another.
+  pool.on('connect', countWrites);
 });
 afterAll(async () => {
   await pool?.end();
@@ -216,5 +220,107 @@ describe('withPipelinedTransaction', () => {
     } finally {
       client.release();
     }
+  });
+
+  /** A parameter pg cannot encode: its bind throws while the statement is queued (refused a microtask later). */
+  const unencodable = (message: string, code?: string) => ({
+    toPostgres: () => {
+      throw Object.assign(new Error(message), code === undefined ? {} : { code });
+    },
+  });
+  // Refused a tick after it is queued, without writing anything.
+  const rowsOption = { text: 'SELECT 1', rows: 1 };
+
+  it.each([
+    ['a parameter that cannot be encoded', (tx: PipelinedTransaction) => tx.query('INSERT INTO pipeline_probe VALUES ($1)', [unencodable('no encoding')]), /no encoding/],
+    ['the rows option', (tx: PipelinedTransaction) => tx.query(rowsOption), /rows. option is not supported in pipeline mode/],
+  ])('a statement pg refuses before sending it (%s) rolls the batch back in the same write, and its error is thrown', async (_, refused, message) => {
+    await db.pool.query('CREATE TABLE IF NOT EXISTS pipeline_probe (v int PRIMARY KEY)');
+    await db.pool.query('DELETE FROM pipeline_probe WHERE v IN (30, 31)');
+    // Writes until the last answer is in (the refused connection's Terminate, on release, is not the batch's).
+    let batchWrites: number | undefined;
+    const before = writes;
+    const run = await withPipelinedTransaction(pool, async (tx) => {
+      tx.query('INSERT INTO pipeline_probe VALUES (30)');
+      refused(tx).catch(() => undefined);
+      const after = tx.query('INSERT INTO pipeline_probe VALUES (31)');
+      tx.commit();
+      await after;
+      batchWrites = writes - before;
+    }).then(
+      () => ({ ok: true as const }),
+      (error: unknown) => ({ ok: false as const, error }),
+    );
+    expect(run.ok).toBe(false);
+    expect(!run.ok && run.error).toBeInstanceOf(Error);
+    expect(!run.ok && (run.error as Error).message).toMatch(message);
+    // The statements around the refused one ran, and were rolled back.
+    expect(await count('SELECT count(*)::int AS n FROM pipeline_probe WHERE v IN (30, 31)', [])).toBe(0);
+    expect(batchWrites).toBe(1);
+  });
+
+  it('after a refused statement the pool gives a working connection: out of pipeline mode, uncorked, its named statements usable', async () => {
+    await db.pool.query('CREATE TABLE IF NOT EXISTS pipeline_probe (v int PRIMARY KEY)');
+    const insert = (v: unknown) => ({ name: 'pipeline_probe_insert', text: 'INSERT INTO pipeline_probe VALUES ($1)', values: [v] });
+    // Prepared on the connection first: the refused bind makes pg close it on the server.
+    await withPipelinedTransaction(pool, async (tx) => {
+      const ok = tx.query(insert(40));
+      tx.commit();
+      await ok;
+    });
+    let used: pg.PoolClient | undefined;
+    const run = withPipelinedTransaction(pool, async (tx) => {
+      used = tx.client;
+      tx.query(insert(41));
+      // A code (as Node's own errors have) that is no SQLSTATE: withClient alone would keep the connection.
+      const refused = tx.query(insert(unencodable('named refusal', 'ERR_INVALID_ARG_TYPE')));
+      tx.commit();
+      await refused;
+    });
+    await expect(run).rejects.toThrow('named refusal');
+    const raw = used as unknown as { pipeline: boolean; connection: { stream: Socket } };
+    expect(raw.pipeline).toBe(false);
+    expect(raw.connection.stream.writableCorked).toBe(0);
+    expect(await count('SELECT count(*)::int AS n FROM pipeline_probe WHERE v IN (40, 41)', [])).toBe(1);
+    // The named statement, plain and pipelined, on the pool's one connection.
+    await pool.query(insert(42));
+    const next = await writesDuring(() =>
+      withPipelinedTransaction(pool, async (tx) => {
+        const ok = tx.query(insert(43));
+        tx.commit();
+        await ok;
+      }),
+    );
+    expect(next.writes).toBe(1);
+    expect(await count('SELECT count(*)::int AS n FROM pipeline_probe WHERE v IN (42, 43)', [])).toBe(2);
+  });
+
+  it('a body that awaited before queueing the failing statement throws that failure, not the 25P02 it met after it', async () => {
+    await db.pool.query('CREATE TABLE IF NOT EXISTS pipeline_probe (v int PRIMARY KEY)');
+    const run = withPipelinedTransaction(pool, async (tx) => {
+      const first = tx.query('INSERT INTO pipeline_probe VALUES (50)');
+      tx.flush();
+      await first;
+      tx.query('INSERT INTO pipeline_probe VALUES (50)');
+      const later = tx.query('SELECT 1');
+      tx.commit();
+      await later;
+    });
+    await expect(run).rejects.toMatchObject({ code: SqlState.UNIQUE_VIOLATION });
+    expect(await count('SELECT count(*)::int AS n FROM pipeline_probe WHERE v = 50', [])).toBe(0);
+  });
+
+  it('a page commit with the afterTweets hook throws the bad row error, not the 25P02 of the advance behind it', async () => {
+    const s = await newSlices(1);
+    const badUser = makeUser('not-an-id');
+    let hooked = false;
+    const failing = commitPage(pool, page(s.jobId, s.sliceIds[0]!, { users: [badUser], nextCursor: 'n1' }), {
+      afterTweets: async () => {
+        hooked = true;
+      },
+    });
+    await expect(failing).rejects.toMatchObject({ code: '22P02' });
+    expect(hooked).toBe(true);
+    expect(await getSlice(db.pool, s.sliceIds[0]!)).toMatchObject({ cursor: null, pages: 0 });
   });
 });
