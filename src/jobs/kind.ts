@@ -69,6 +69,13 @@ export interface SliceHandler<P = unknown> {
   readonly kind: string;
   readonly params: z.ZodType<P>;
   fetchPage(params: P, cursor: string | null, ctx: SliceContext): Promise<FetchedPage>;
+  /**
+   * The next request depends only on the params and the cursor the page returned (not on what
+   * earlier pages committed, nor on a split, which moves only where a walk stops): the runner
+   * fetches the next page while this one commits. A page fetched ahead is dropped (its requests
+   * recorded) only when the commit ends or loses the walk.
+   */
+  readonly fetchAhead?: boolean;
   /** Pure: stop, note or split after this page. `firstPage`: the walk's first page (no cursor). */
   afterPage?(params: P, page: FetchedPage, info: { firstPage: boolean }): PageVerdict;
   /**

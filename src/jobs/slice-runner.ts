@@ -18,6 +18,7 @@ import { AppError, ErrorCode, InputError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { AttemptRecord } from '../api-client/index.ts';
 import { commitPageAlone, type CommittedPage, type PageCommit } from '../store/commit-page.ts';
+import type { CommitOptions } from '../store/group-commit.ts';
 import { recordRequests } from '../store/jobs.ts';
 import type { Pool } from '../store/db.ts';
 import { isLiveJobStatus, SliceStatus } from '../store/states.ts';
@@ -72,7 +73,7 @@ export interface SliceRunnerDeps {
    * Commits a page with its cursor; the worker passes its GroupCommitter (pages ready together
    * share one transaction). Default: commitPage, one transaction per page.
    */
-  commit?(page: PageCommit): Promise<CommittedPage>;
+  commit?(page: PageCommit, options?: CommitOptions): Promise<CommittedPage>;
 }
 
 export function cursorHash(cursor: string): string {
@@ -123,18 +124,20 @@ export async function runSlice(sliceId: string, deps: SliceRunnerDeps): Promise<
   let progressed = false;
   // Requests the page at the current cursor has cost in this run (one retry layer: the bound).
   let pageRequests = 0;
+  // The next page, fetched while this one commits (handlers whose next request depends only on
+  // their params and the cursor): the walk's request rate no longer pays for its commits, and the
+  // commit may wait to share its transaction with other pages (GroupCommitter's gatherMs).
+  let ahead: Promise<Fetched> | null = null;
   for (;;) {
-    if (deps.signal.aborted) return { kind: 'later', atMs: Date.now() };
+    // Shutdown: a page already fetched ahead is committed first (its request was spent).
+    if (ahead === null && deps.signal.aborted) return { kind: 'later', atMs: Date.now() };
     const params = handler.params.parse(slice.params);
     const cursor = slice.cursor;
-    let page: FetchedPage;
-    // The page's requests, retries included: committed with it, or recorded alone if it fails.
-    const attempts: AttemptRecord[] = [];
-    try {
-      page = await handler.fetchPage(params, cursor, { ...ctx, call: { ...ctx.call, attempts } });
-    } catch (error) {
-      pageRequests += attempts.length;
-      const step = await onFetchError(error, attempts, slice, lease, deps, log, { progressed, pageRequests });
+    const fetched = await (ahead ?? fetchPageOf(handler, params, cursor, ctx));
+    ahead = null;
+    if (!fetched.ok) {
+      pageRequests += fetched.attempts.length;
+      const step = await onFetchError(fetched.error, fetched.attempts, slice, lease, deps, log, { progressed, pageRequests });
       if (step.kind === 'stop') return step.outcome;
       if (step.kind === 'reload') {
         // The commits of this walk were lost meanwhile: the page at the record's cursor is another page.
@@ -143,37 +146,61 @@ export async function runSlice(sliceId: string, deps: SliceRunnerDeps): Promise<
       }
       continue;
     }
+    const { page, attempts } = fetched;
     progressed = true;
     pageRequests = 0;
     const fetchedAt = performance.now();
     const verdict = handler.afterPage?.(params, page, { firstPage: cursor === null }) ?? {};
-    const step = await commitAndDecide(slice, lease, page, verdict, attempts, deps, log);
+    const plan = nextStepOf(slice, page, verdict, log);
+    if (plan.next !== null && handler.fetchAhead === true && !deps.signal.aborted) ahead = fetchPageOf(handler, params, plan.next, ctx);
+    const step = await commitAndDecide(slice, lease, page, verdict, plan, attempts, deps, log, ahead);
+    // The slice as the commit left it (read under its locks): no second read per page.
+    const reloaded = step.kind === 'next' ? step.slice : null;
+    const walksOn = reloaded !== null && reloaded.status === SliceStatus.RUNNING && reloaded.lease === lease && isLiveJobStatus(reloaded.job.status);
+    if (ahead !== null && !(walksOn && reloaded.cursor === plan.next)) {
+      // The walk does not go on from this page (it ended, stopped, or lost its commits): the page
+      // fetched ahead is dropped, and its requests are recorded like a failed page's.
+      const dropped = await ahead;
+      ahead = null;
+      await accountAttempts(deps.pool, slice, dropped.attempts).catch((e: unknown) =>
+        log.warn({ err: e }, 'could not record the requests of a page fetched ahead and dropped'),
+      );
+    }
     if (step.kind === 'stop') return step.outcome;
     if (step.kind === 'reload') {
       slice = step.slice;
       continue;
     }
-    if (step.kind !== 'next') continue;
-    // The slice as the commit left it (read under its locks): no second read per page.
-    const reloaded = step.slice;
+    if (reloaded === null) continue;
     // A slice holds its place in the parallelism for the request AND the commit and bookkeeping
     // after it; the limiter wait is left out (that is time the slice does not need).
     deps.onCycle?.(attempts.reduce((sum, a) => sum + a.durationMs, 0) + (performance.now() - fetchedAt));
-    if (reloaded.status !== SliceStatus.RUNNING || reloaded.lease !== lease) return { kind: 'done' };
-    if (!isLiveJobStatus(reloaded.job.status)) return { kind: 'done' };
+    if (!walksOn) return { kind: 'done' };
     slice = reloaded;
   }
 }
 
-async function commitAndDecide(
-  slice: SliceForRun,
-  lease: string,
-  page: FetchedPage,
-  verdict: PageVerdict,
-  attempts: AttemptRecord[],
-  deps: SliceRunnerDeps,
-  log: Logger,
-): Promise<Step> {
+/** A page fetched, or the error that stopped it, with the requests it cost either way. */
+type Fetched = { ok: true; page: FetchedPage; attempts: AttemptRecord[] } | { ok: false; error: unknown; attempts: AttemptRecord[] };
+
+function fetchPageOf<P>(handler: SliceHandler<P>, params: P, cursor: string | null, ctx: SliceContext): Promise<Fetched> {
+  // The page's requests, retries included: committed with it, or recorded alone if it fails.
+  const attempts: AttemptRecord[] = [];
+  return handler.fetchPage(params, cursor, { ...ctx, call: { ...ctx.call, attempts } }).then(
+    (page): Fetched => ({ ok: true, page, attempts }),
+    (error: unknown): Fetched => ({ ok: false, error, attempts }),
+  );
+}
+
+/** Where the walk goes after a page: its next cursor (null: it ends with this page), why, and notes. */
+interface NextStep {
+  next: string | null;
+  nextHash: string | null;
+  endReason: SliceEndReason;
+  notes: string[];
+}
+
+function nextStepOf(slice: SliceForRun, page: FetchedPage, verdict: PageVerdict, log: Logger): NextStep {
   const notes: string[] = [];
   let next = page.nextCursor;
   const nextHash = next === null ? null : cursorHash(next);
@@ -195,6 +222,21 @@ async function commitAndDecide(
     endReason = SliceEndReason.BOUND;
     next = null;
   }
+  return { next, nextHash, endReason, notes };
+}
+
+async function commitAndDecide(
+  slice: SliceForRun,
+  lease: string,
+  page: FetchedPage,
+  verdict: PageVerdict,
+  { next, nextHash, endReason, notes }: NextStep,
+  attempts: AttemptRecord[],
+  deps: SliceRunnerDeps,
+  log: Logger,
+  /** The next page's fetch, when it runs meanwhile: the commit may gather until it lands. */
+  ahead: Promise<unknown> | null,
+): Promise<Step> {
   const done = next === null;
   let result;
   let after;
@@ -224,7 +266,7 @@ async function commitAndDecide(
       })),
       ...(next !== null && nextHash !== null ? { recentCursorHash: nextHash } : {}),
       emptyPage: page.itemCount === 0,
-    }));
+    }, ahead ? { waitsFor: ahead } : {}));
   } catch (error) {
     // The page is dropped (or its commit's fate is unknown: a lost connection), but its requests
     // were spent: account for them all the same. Safe if the commit did land: api_requests'

@@ -28,6 +28,22 @@ export interface GroupCommitOptions {
   maxBatch?: number;
   /** Batches written at once, each on its own connection (default 2). */
   maxInFlight?: number;
+  /**
+   * How long a page committed with `waitsFor` may wait for company before its batch is written
+   * (default 0). Meant for walks that fetch their next page while this one commits
+   * (slice-runner): at one key's 20 pages/s most batches would otherwise hold one page (issue 13:
+   * worker CPU per page). A page without `waitsFor` (a walk's last page, a walk that reads the
+   * store for its next request) is written on the next turn, with whatever waits.
+   */
+  gatherMs?: number;
+}
+
+export interface CommitOptions {
+  /**
+   * What the caller does meanwhile (its next page's fetch): the page's batch may gather for up to
+   * `gatherMs`, but is written as soon as this settles, when the caller needs the commit to go on.
+   */
+  waitsFor?: Promise<unknown>;
 }
 
 interface Waiting {
@@ -40,9 +56,12 @@ export class GroupCommitter {
   readonly #pool: Pool;
   readonly #maxBatch: number;
   readonly #maxInFlight: number;
+  readonly #gatherMs: number;
   #queue: Waiting[] = [];
   #inFlight = 0;
   #scheduled = false;
+  /** The gathering wait, while one runs: a page that may not wait cuts it short. */
+  #gathering: NodeJS.Timeout | null = null;
   #batches = 0;
   #pages = 0;
 
@@ -50,13 +69,21 @@ export class GroupCommitter {
     this.#pool = pool;
     this.#maxBatch = Math.max(1, options.maxBatch ?? 32);
     this.#maxInFlight = Math.max(1, options.maxInFlight ?? 2);
+    this.#gatherMs = Math.max(0, options.gatherMs ?? 0);
   }
 
   /** Commits the page with the next batch; rejects with StaleSliceError when its guard fails. */
-  commit(page: PageCommit): Promise<CommittedPage> {
+  commit(page: PageCommit, options: CommitOptions = {}): Promise<CommittedPage> {
     return new Promise<CommittedPage>((resolve, reject) => {
-      this.#queue.push({ page, resolve, reject });
-      this.#schedule();
+      const waiting: Waiting = { page, resolve, reject };
+      this.#queue.push(waiting);
+      const waitsFor = this.#gatherMs > 0 ? options.waitsFor : undefined;
+      this.#schedule(waitsFor !== undefined);
+      // The caller needs its commit now: its batch stops gathering (if it is still queued).
+      const needed = (): void => {
+        if (this.#queue.includes(waiting)) this.#schedule();
+      };
+      void waitsFor?.then(needed, needed);
     });
   }
 
@@ -65,13 +92,22 @@ export class GroupCommitter {
     return { batches: this.#batches, pages: this.#pages };
   }
 
-  #schedule(): void {
-    if (this.#scheduled || this.#inFlight >= this.#maxInFlight || this.#queue.length === 0) return;
+  #schedule(mayWait = false): void {
+    if (this.#inFlight >= this.#maxInFlight || this.#queue.length === 0) return;
+    const now = !mayWait || this.#gatherMs === 0 || this.#queue.length >= this.#maxBatch;
+    if (this.#scheduled) {
+      if (!now || this.#gathering === null) return;
+      clearTimeout(this.#gathering);
+      this.#gathering = null;
+    }
     this.#scheduled = true;
-    setImmediate(() => {
+    const flush = (): void => {
       this.#scheduled = false;
+      this.#gathering = null;
       this.#flush();
-    });
+    };
+    if (now) setImmediate(flush);
+    else this.#gathering = setTimeout(flush, this.#gatherMs);
   }
 
   #flush(): void {

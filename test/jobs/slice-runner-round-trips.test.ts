@@ -77,7 +77,9 @@ describe('slice runner round trips per page', () => {
       }),
     );
     const seconds = (performance.now() - started) / FULL_JOB_MEMORY_MS;
-    expect(pages).toBe(12);
+    // The walk fetches a page ahead while one commits: one already sent at the abort is committed.
+    expect(pages).toBeGreaterThanOrEqual(12);
+    expect(pages).toBeLessThanOrEqual(13);
     expect(splits).toBe(0);
     // Two reads when the walk starts (before and after taking the lease), none per page.
     expect(counts.read).toBe(2);

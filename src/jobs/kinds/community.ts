@@ -85,6 +85,7 @@ export const communityJob: JobKind<CommunityJobParams> = {
 export const communityMembersSlice: SliceHandler<MembersSliceParams> = {
   kind: 'community-members',
   params: MembersSliceParams,
+  fetchAhead: true,
   async fetchPage(p, cursor, ctx) {
     const page = await ctx.client.communityMembers(
       { communityLink: p.communityId, ...(cursor ? { cursor } : {}) },
@@ -115,6 +116,7 @@ function afterFeedPage(p: CommunityFeedSliceParams, page: FetchedPage, info: { f
 export const communityTweetsSlice: SliceHandler<CommunityFeedSliceParams> = {
   kind: 'community-tweets',
   params: CommunityFeedSliceParams,
+  fetchAhead: true,
   async fetchPage(p, cursor, ctx) {
     const page = await ctx.client.communityTweets(
       { communityId: p.communityId, order: 'latest', ...(cursor ? { cursor } : {}) },
@@ -128,6 +130,7 @@ export const communityTweetsSlice: SliceHandler<CommunityFeedSliceParams> = {
 export const communitySearchSlice: SliceHandler<CommunityFeedSliceParams> = {
   kind: 'community-search',
   params: CommunityFeedSliceParams,
+  fetchAhead: true,
   async fetchPage(p, cursor, ctx) {
     const page = await ctx.client.communitySearchTweets(
       { communityLink: p.communityId, ...(p.query === undefined ? {} : { query: p.query }), order: 'latest', ...(cursor ? { cursor } : {}) },

@@ -22,6 +22,7 @@ export const listJob: JobKind<ListJobParams> = {
 export const listTweetsSlice: SliceHandler<ListSlice> = {
   kind: 'list-tweets',
   params: ListSlice,
+  fetchAhead: true,
   async fetchPage(p, cursor, ctx) {
     const page = await ctx.client.listTweets(
       { listId: p.listId, ...(cursor ? { cursor } : {}) },
@@ -34,6 +35,7 @@ export const listTweetsSlice: SliceHandler<ListSlice> = {
 export const listMembersSlice: SliceHandler<ListSlice> = {
   kind: 'list-members',
   params: ListSlice,
+  fetchAhead: true,
   async fetchPage(p, cursor, ctx) {
     const page = await ctx.client.listMembers(
       { listId: p.listId, ...(cursor ? { cursor } : {}) },
@@ -46,6 +48,7 @@ export const listMembersSlice: SliceHandler<ListSlice> = {
 export const listFollowersSlice: SliceHandler<ListSlice> = {
   kind: 'list-followers',
   params: ListSlice,
+  fetchAhead: true,
   async fetchPage(p, cursor, ctx) {
     const page = await ctx.client.listFollowers(
       { listLink: p.listId, ...(cursor ? { cursor } : {}) },

@@ -124,6 +124,7 @@ export const mentionsJob: JobKind<MentionsJobParams> = {
 export const mentionsSlice: SliceHandler<MentionsSliceParams> = {
   kind: 'mentions',
   params: MentionsSliceParams,
+  fetchAhead: true,
   async fetchPage(p, cursor, ctx) {
     const sinceDate = p.floorMs !== null ? new Date(p.floorMs).toISOString().slice(0, 10) : undefined;
     const page = await ctx.client.mentions(

@@ -25,6 +25,7 @@ export const repliesJob: JobKind<RepliesJobParams> = {
 export const commentsSlice: SliceHandler<RepliesJobParams> = {
   kind: 'comments',
   params: RepliesJobParams,
+  fetchAhead: true,
   async fetchPage(p, cursor, ctx) {
     const page = await ctx.client.comments(
       { tweetLink: p.tweetId, ...(cursor ? { cursor } : {}) },

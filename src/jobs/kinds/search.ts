@@ -132,6 +132,7 @@ export function sliceQuery(p: SearchSliceParams): string {
 export const searchSlice: SliceHandler<SearchSliceParams> = {
   kind: 'search',
   params: SearchSliceParams,
+  fetchAhead: true,
   async fetchPage(p, cursor, ctx) {
     const page = await ctx.client.searchTweets(
       { query: sliceQuery(p), order: p.order, ...(cursor ? { cursor } : {}) },

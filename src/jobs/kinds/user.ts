@@ -112,6 +112,7 @@ export const profileSlice: SliceHandler<TargetOnly> = {
 export const userTweetsSlice: SliceHandler<TimelineParams> = {
   kind: 'user-tweets',
   params: TimelineParams,
+  fetchAhead: true,
   afterPage: timelineVerdict,
   async fetchPage(p, cursor, ctx) {
     const page = await ctx.client.userTweets(
