@@ -153,18 +153,20 @@ export async function runSlice(sliceId: string, deps: SliceRunnerDeps): Promise<
     const verdict = handler.afterPage?.(params, page, { firstPage: cursor === null }) ?? {};
     const plan = nextStepOf(slice, page, verdict, log);
     if (plan.next !== null && handler.fetchAhead === true && !deps.signal.aborted) ahead = fetchPageOf(handler, params, plan.next, ctx);
-    const step = await commitAndDecide(slice, lease, page, verdict, plan, attempts, deps, log, ahead);
+    let step: Step;
+    try {
+      step = await commitAndDecide(slice, lease, page, verdict, plan, attempts, deps, log, ahead);
+    } catch (error) {
+      if (ahead !== null) await dropAhead(ahead, slice, deps, log);
+      throw error;
+    }
     // The slice as the commit left it (read under its locks): no second read per page.
     const reloaded = step.kind === 'next' ? step.slice : null;
     const walksOn = reloaded !== null && reloaded.status === SliceStatus.RUNNING && reloaded.lease === lease && isLiveJobStatus(reloaded.job.status);
     if (ahead !== null && !(walksOn && reloaded.cursor === plan.next)) {
-      // The walk does not go on from this page (it ended, stopped, or lost its commits): the page
-      // fetched ahead is dropped, and its requests are recorded like a failed page's.
-      const dropped = await ahead;
+      // The walk does not go on from this page (it ended, stopped, or lost its commits).
+      await dropAhead(ahead, slice, deps, log);
       ahead = null;
-      await accountAttempts(deps.pool, slice, dropped.attempts).catch((e: unknown) =>
-        log.warn({ err: e }, 'could not record the requests of a page fetched ahead and dropped'),
-      );
     }
     if (step.kind === 'stop') return step.outcome;
     if (step.kind === 'reload') {
@@ -189,6 +191,14 @@ function fetchPageOf<P>(handler: SliceHandler<P>, params: P, cursor: string | nu
   return handler.fetchPage(params, cursor, { ...ctx, call: { ...ctx.call, attempts } }).then(
     (page): Fetched => ({ ok: true, page, attempts }),
     (error: unknown): Fetched => ({ ok: false, error, attempts }),
+  );
+}
+
+/** A page fetched ahead that the walk will not commit: its requests are recorded like a failed page's. */
+async function dropAhead(ahead: Promise<Fetched>, slice: SliceForRun, deps: SliceRunnerDeps, log: Logger): Promise<void> {
+  const dropped = await ahead;
+  await accountAttempts(deps.pool, slice, dropped.attempts).catch((e: unknown) =>
+    log.warn({ err: e }, 'could not record the requests of a page fetched ahead and dropped'),
   );
 }
 
