@@ -165,12 +165,16 @@ export const searchSlice: SliceHandler<SearchSliceParams> = {
     // Time one page covered so far; a first page whose tweets share a millisecond says nothing.
     const msPerPage = (msOfId(progress.newestId) - oldest) / progress.pages;
     if (!(msPerPage > 0)) return undefined;
+    // The walk is about a page further than it committed: it fetches its next page while one
+    // commits (fetchAhead), and a commit may gather for a moment. Splitting from the committed
+    // oldest would hand the new slice part of a page already fetched (measured: ~1% more requests).
+    const walked = oldest - msPerPage;
     // Two pages or more left: the new slice's partial last page costs at most one request, and the
     // tail of the job keeps its parallelism (issue 13: whole-job utilization).
-    const at = splitPoint(floor, oldest, msPerPage, 1);
+    const at = splitPoint(floor, walked, msPerPage, 1);
     if (at === null) return undefined;
     const childParams: SearchSliceParams = { query: p.query, order: p.order, sinceMs: floor, untilMs: at };
-    return { stopBelowMs: at, previousStopBelowMs: p.stopBelowMs ?? null, childParams, remainingPages: (oldest - floor) / msPerPage };
+    return { stopBelowMs: at, previousStopBelowMs: p.stopBelowMs ?? null, childParams, remainingPages: (walked - floor) / msPerPage };
   },
 };
 
