@@ -173,3 +173,85 @@ describe('GroupCommitter', () => {
     expect(ok.status).toBe('fulfilled');
   });
 });
+
+describe('GroupCommitter gathering (gatherMs, waitsFor)', () => {
+  /** What a walk does while its page commits (its next page's fetch), still under way. */
+  const pending = (): Promise<unknown> => new Promise<never>(() => undefined);
+  const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+  /** The commit, or 'late' when it did not land within `ms` (a gather that ignored its cue). */
+  const within = <T>(ms: number, p: Promise<T>) =>
+    Promise.race([p, new Promise<'late'>((r) => setTimeout(() => r('late'), ms).unref())]);
+
+  it('pages whose walks fetch meanwhile wait up to gatherMs for company, then go in one batch', async () => {
+    const s = await newSlices(3);
+    const committer = new GroupCommitter(db.pool, { gatherMs: 200 });
+    const started = performance.now();
+    const commits = s.sliceIds.map((sliceId, i) => committer.commit(page(s.jobId, sliceId, { nextCursor: `w${i}` }), { waitsFor: pending() }));
+    // Half the gather: nothing written yet (a page that may wait is not written on the next turn).
+    await sleep(100);
+    expect(committer.stats).toEqual({ batches: 0, pages: 0 });
+    const results = await Promise.all(commits);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(150);
+    expect(results.map((r) => r.after.cursor)).toEqual(['w0', 'w1', 'w2']);
+    expect(committer.stats).toEqual({ batches: 1, pages: 3 });
+    expect((await writers(s.sliceIds)).size).toBe(1);
+  });
+
+  it('a page whose walk needs it (its waitsFor settled) ends the gather at once, for its whole batch', async () => {
+    const s = await newSlices(3);
+    const committer = new GroupCommitter(db.pool, { gatherMs: 5000 });
+    let fetched!: () => void;
+    const next = new Promise<void>((r) => (fetched = r));
+    const commits = Promise.all([
+      committer.commit(page(s.jobId, s.sliceIds[0]!, { nextCursor: 'n0' }), { waitsFor: pending() }),
+      committer.commit(page(s.jobId, s.sliceIds[1]!, { nextCursor: 'n1' }), { waitsFor: next }),
+      committer.commit(page(s.jobId, s.sliceIds[2]!, { nextCursor: 'n2' }), { waitsFor: pending() }),
+    ]);
+    await sleep(50);
+    expect(committer.stats.batches).toBe(0);
+    fetched();
+    // Well before the 5 s gather: the settled fetch flushed the batch.
+    const results = await within(2500, commits);
+    expect(results).not.toBe('late');
+    expect(committer.stats).toEqual({ batches: 1, pages: 3 });
+    expect((await writers(s.sliceIds)).size).toBe(1);
+  });
+
+  it('a rejected waitsFor (a failed fetch) ends the gather too', async () => {
+    const s = await newSlices(1);
+    const committer = new GroupCommitter(db.pool, { gatherMs: 5000 });
+    let failed!: (e: Error) => void;
+    const next = new Promise<void>((_, reject) => (failed = reject));
+    next.catch(() => undefined);
+    const commit = committer.commit(page(s.jobId, s.sliceIds[0]!, { nextCursor: 'r0' }), { waitsFor: next });
+    await sleep(50);
+    failed(new Error('the next page failed'));
+    expect(await within(2500, commit)).not.toBe('late');
+    expect(committer.stats).toEqual({ batches: 1, pages: 1 });
+  });
+
+  it('a page without waitsFor is written at once and takes the gathering pages along in its batch', async () => {
+    const s = await newSlices(3);
+    const committer = new GroupCommitter(db.pool, { gatherMs: 5000 });
+    const waiting = [0, 1].map((i) => committer.commit(page(s.jobId, s.sliceIds[i]!, { nextCursor: `t${i}` }), { waitsFor: pending() }));
+    await sleep(50);
+    expect(committer.stats.batches).toBe(0);
+    // A walk's last page (nothing fetched meanwhile): no gather.
+    const last = committer.commit(page(s.jobId, s.sliceIds[2]!, { nextCursor: null, sliceDone: true, endReason: 'end' }));
+    const results = await within(2500, Promise.all([...waiting, last]));
+    expect(results).not.toBe('late');
+    expect(committer.stats).toEqual({ batches: 1, pages: 3 });
+    expect((await writers(s.sliceIds)).size).toBe(1);
+    expect(await getSlice(db.pool, s.sliceIds[2]!)).toMatchObject({ status: 'done' });
+  });
+
+  it('without gatherMs, waitsFor changes nothing: the page is written on the next turn', async () => {
+    const s = await newSlices(1);
+    const committer = new GroupCommitter(db.pool);
+    const commit = committer.commit(page(s.jobId, s.sliceIds[0]!, { nextCursor: 'z0' }), { waitsFor: pending() });
+    await new Promise((r) => setImmediate(r));
+    expect(committer.stats.batches).toBe(1);
+    expect(await within(2500, commit)).not.toBe('late');
+    expect(committer.stats).toEqual({ batches: 1, pages: 1 });
+  });
+});

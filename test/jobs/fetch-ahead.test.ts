@@ -1,0 +1,194 @@
+/**
+ * Walks that fetch their next page while this one commits (SliceHandler.fetchAhead: search here):
+ * the next request reaches the service before the commit resolves, and the commit is told so
+ * (waitsFor); a page fetched ahead that the walk will not commit (the commit ended the job, a
+ * pause landed meanwhile, the commit threw) still has its request recorded, once; on shutdown a
+ * page already fetched ahead is committed; and pages still commit one after another in cursor
+ * order, to the exact set.
+ */
+import { describe, expect, it } from 'vitest';
+import { reconcile } from '../../src/jobs/reconcile.ts';
+import { runSlice, type SliceRunnerDeps } from '../../src/jobs/slice-runner.ts';
+import { commitPageAlone, type PageCommit } from '../../src/store/commit-page.ts';
+import type { CommitOptions } from '../../src/store/group-commit.ts';
+import { setJobControl } from '../../src/store/job-control.ts';
+import { jobTweetIds, useHarness } from '../helpers/harness.ts';
+import { runnerDeps } from '../helpers/slice-runner.ts';
+import { getSlice } from '../helpers/store-rows.ts';
+import { expectedSearchIds } from './ground-truth.ts';
+
+const SEARCH = '/v3/search-tweets';
+/** ~27 pages of the small world: one slice walks them in a couple of seconds at 20 requests/s. */
+const QUERY = 'lang:fr';
+
+/** One commit as the runner asked for it. */
+interface SeenCommit {
+  expectedCursor: string | null;
+  nextCursor: string | null;
+  waitsFor: boolean;
+  tweetIds: string[];
+  /** Search requests the simulator had served (since the walk began) when the commit resolved. */
+  servedAtResolve: number;
+}
+
+describe('walks that fetch ahead of their commits', () => {
+  const h = useHarness();
+
+  const served = (): number => h.sim.control.requestLog().filter((r) => r.path === SEARCH).length;
+
+  /** A search job of one slice (no date range), queued. */
+  async function searchJob(params: Record<string, unknown> = {}): Promise<{ jobId: string; sliceId: string }> {
+    const pool = h.services.pool;
+    const jobId = await h.submit({ kind: 'search', params: { query: QUERY, ...params } });
+    const { rows } = await pool.query<{ id: string }>('SELECT id::text FROM job_slices WHERE job_id = $1::bigint', [jobId]);
+    expect(rows).toHaveLength(1);
+    await reconcile({ pool, queues: h.services.queues, budgets: h.services.gate });
+    return { jobId, sliceId: rows[0]!.id };
+  }
+
+  /** Requests the job recorded (api_requests rows) and counted as spent. */
+  async function recorded(jobId: string): Promise<{ logged: number; spent: number }> {
+    const { rows } = await h.services.pool.query<{ logged: number; spent: number }>(
+      `SELECT (SELECT count(*)::int FROM api_requests WHERE job_id = $1::bigint) AS logged,
+              (SELECT requests_spent::int FROM jobs WHERE id = $1::bigint) AS spent`,
+      [jobId],
+    );
+    return rows[0]!;
+  }
+
+  async function until(condition: () => boolean, ms: number): Promise<void> {
+    const deadline = Date.now() + ms;
+    while (!condition() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  }
+
+  /**
+   * A commit that lands alone, then, when the runner says it fetches meanwhile, holds its answer
+   * until the simulator has served the next page (at most `holdMs`): the served count when it
+   * resolves says whether the next request went out before the commit was done.
+   */
+  function watchingCommit(holdMs: number, before = () => 0): { seen: SeenCommit[]; commit: NonNullable<SliceRunnerDeps['commit']> } {
+    const seen: SeenCommit[] = [];
+    const commit = async (page: PageCommit, options?: CommitOptions) => {
+      const index = seen.length;
+      const entry: SeenCommit = {
+        expectedCursor: page.expectedCursor,
+        nextCursor: page.nextCursor,
+        waitsFor: options?.waitsFor !== undefined,
+        tweetIds: page.tweets.map((t) => t.id),
+        servedAtResolve: -1,
+      };
+      seen.push(entry);
+      const committed = await commitPageAlone(h.services.pool, page);
+      if (entry.waitsFor) await until(() => served() - before() >= index + 2, holdMs);
+      entry.servedAtResolve = served() - before();
+      return committed;
+    };
+    return { seen, commit };
+  }
+
+  it('the request for page N+1 reaches the service before page N commits; a shutdown still commits the page fetched ahead', { timeout: 20_000 }, async () => {
+    const { jobId, sliceId } = await searchJob();
+    const start = served();
+    const { seen, commit } = watchingCommit(2000, () => start);
+    const abort = new AbortController();
+    let pages = 0;
+    const outcome = await runSlice(
+      sliceId,
+      runnerDeps(h.services, {
+        signal: abort.signal,
+        commit,
+        onPage: () => {
+          if (++pages === 4) abort.abort();
+        },
+      }),
+    );
+    expect(outcome.kind).toBe('later');
+    // Pages 1-4 each committed while the next one was fetched: N+1 served before N's commit resolved,
+    // and only one page ahead (no page N+2 before page N+1 is in hand).
+    expect(seen.slice(0, 4).map((c) => c.servedAtResolve)).toEqual([2, 3, 4, 5]);
+    expect(seen.slice(0, 4).map((c) => c.waitsFor)).toEqual([true, true, true, true]);
+    // The shutdown came after page 5 was fetched ahead: it is committed (its request was spent),
+    // with nothing fetched behind it.
+    expect(seen).toHaveLength(5);
+    expect(seen[4]!.waitsFor).toBe(false);
+    expect(served() - start).toBe(5);
+    expect(await getSlice(h.services.pool, sliceId)).toMatchObject({ pages: 5, cursor: seen[4]!.nextCursor });
+    expect(await recorded(jobId)).toEqual({ logged: 5, spent: 5 });
+  });
+
+  it('a commit that ends the job (--max-tweets) drops the page fetched ahead and records its request once', { timeout: 20_000 }, async () => {
+    const { jobId, sliceId } = await searchJob({ maxTweets: 1 });
+    const start = served();
+    const { seen, commit } = watchingCommit(2000, () => start);
+    expect(await runSlice(sliceId, runnerDeps(h.services, { commit }))).toEqual({ kind: 'done' });
+    // The first page reached the mark; the second had been fetched while it committed.
+    expect(seen).toHaveLength(1);
+    expect(seen[0]!.servedAtResolve).toBe(2);
+    expect(served() - start).toBe(2);
+    expect(await recorded(jobId)).toEqual({ logged: 2, spent: 2 });
+    expect(await getSlice(h.services.pool, sliceId)).toMatchObject({ pages: 1, cursor: seen[0]!.nextCursor });
+    const { rows } = await h.services.pool.query<{ status: string; note: string | null }>('SELECT status, note FROM jobs WHERE id = $1::bigint', [jobId]);
+    expect(rows[0]!.status).toBe('completed');
+    expect(rows[0]!.note).toMatch(/max-tweets 1/);
+  });
+
+  it('a pause that lands while a page commits: the page fetched ahead is dropped, its request recorded once', { timeout: 20_000 }, async () => {
+    const { jobId, sliceId } = await searchJob();
+    const start = served();
+    const seen: PageCommit[] = [];
+    const commit = async (page: PageCommit, options?: CommitOptions) => {
+      seen.push(page);
+      // The pause is taken while the next page is being fetched; the commit lands after it.
+      if (seen.length === 2) {
+        expect(options?.waitsFor).toBeDefined();
+        expect(await setJobControl(h.services.pool, jobId, 'pause')).not.toBeNull();
+      }
+      return commitPageAlone(h.services.pool, page);
+    };
+    expect(await runSlice(sliceId, runnerDeps(h.services, { commit }))).toEqual({ kind: 'done' });
+    expect(seen).toHaveLength(2);
+    // Pages 1 and 2 fetched and handed to commits, page 3 fetched ahead of page 2's commit.
+    expect(served() - start).toBe(3);
+    expect(await recorded(jobId)).toEqual({ logged: 3, spent: 3 });
+    const { rows } = await h.services.pool.query<{ status: string }>('SELECT status FROM jobs WHERE id = $1::bigint', [jobId]);
+    expect(rows[0]!.status).toBe('paused');
+  });
+
+  it('a commit that throws (a lost connection): the page fetched ahead is awaited and its request recorded', { timeout: 20_000 }, async () => {
+    const { jobId, sliceId } = await searchJob();
+    const start = served();
+    const commit = async (_page: PageCommit, options?: CommitOptions): Promise<never> => {
+      expect(options?.waitsFor).toBeDefined();
+      throw new Error('connection terminated unexpectedly');
+    };
+    await expect(runSlice(sliceId, runnerDeps(h.services, { commit }))).rejects.toThrow(/connection terminated/);
+    // The failed page and the one fetched ahead of its commit: both served, both recorded, once.
+    expect(served() - start).toBe(2);
+    expect(await recorded(jobId)).toEqual({ logged: 2, spent: 2 });
+    expect(await getSlice(h.services.pool, sliceId)).toMatchObject({ pages: 0, cursor: null });
+  });
+
+  it('a walk to its end commits every page in cursor order, each once, to the exact set', { timeout: 30_000 }, async () => {
+    const expected = expectedSearchIds(h.sim.world, QUERY);
+    const { jobId, sliceId } = await searchJob();
+    const start = served();
+    // Each commit resolves only once the next page is in: the walk always has a page fetched ahead.
+    const { seen, commit } = watchingCommit(2000, () => start);
+    expect(await runSlice(sliceId, runnerDeps(h.services, { commit }))).toEqual({ kind: 'done' });
+    expect(seen.length).toBeGreaterThan(10);
+    expect(seen[0]!.expectedCursor).toBeNull();
+    for (let i = 1; i < seen.length; i++) expect(seen[i]!.expectedCursor, `commit ${i}`).toBe(seen[i - 1]!.nextCursor);
+    expect(seen.at(-1)!.nextCursor).toBeNull();
+    // Each page is a different page: no tweet committed twice, and together they are the set.
+    const committed = seen.flatMap((c) => c.tweetIds);
+    expect(new Set(committed).size).toBe(committed.length);
+    expect(committed.sort()).toEqual(expected);
+    // Every page but the last was committed with its successor on the way.
+    expect(seen.map((c) => c.waitsFor)).toEqual(seen.map((_, i) => i < seen.length - 1));
+    // Each request served was committed as a page: nothing fetched ahead past the end, nothing twice.
+    expect(served() - start).toBe(seen.length);
+    expect(await getSlice(h.services.pool, sliceId)).toMatchObject({ pages: seen.length, status: 'done' });
+    expect(await recorded(jobId)).toEqual({ logged: seen.length, spent: seen.length });
+    expect(await jobTweetIds(h, jobId)).toEqual(expected);
+  });
+});
