@@ -152,7 +152,11 @@ export async function runSlice(sliceId: string, deps: SliceRunnerDeps): Promise<
     const fetchedAt = performance.now();
     const verdict = handler.afterPage?.(params, page, { firstPage: cursor === null }) ?? {};
     const plan = nextStepOf(slice, page, verdict, log);
-    if (plan.next !== null && handler.fetchAhead === true && !deps.signal.aborted) ahead = fetchPageOf(handler, params, plan.next, ctx);
+    // Not after a page that brought nothing new: the walk may be about to end (maxStalePages), and
+    // a page fetched ahead then would be a request spent for nothing.
+    if (plan.next !== null && handler.fetchAhead === true && slice.stalePages === 0 && !deps.signal.aborted) {
+      ahead = fetchPageOf(handler, params, plan.next, ctx);
+    }
     let step: Step;
     try {
       step = await commitAndDecide(slice, lease, page, verdict, plan, attempts, deps, log, ahead);

@@ -44,7 +44,8 @@ describe('slice runner guards', () => {
       throw new Error('connection terminated unexpectedly');
     };
     await expect(runSlice(sliceId, deps({ commit }))).rejects.toThrow(/connection terminated/);
-    expect(await spent(jobId)).toEqual({ logged: 1, spent: 1 });
+    // The page's request and the next page's, fetched ahead while the commit ran (then dropped).
+    expect(await spent(jobId)).toEqual({ logged: 2, spent: 2 });
   });
 
   it('a commit that landed and then failed records its request once', { timeout: 20_000 }, async () => {
@@ -54,7 +55,9 @@ describe('slice runner guards', () => {
       throw new Error('connection terminated after COMMIT');
     };
     await expect(runSlice(sliceId, deps({ commit }))).rejects.toThrow(/after COMMIT/);
-    expect(await spent(jobId)).toEqual({ logged: 1, spent: 1 });
+    // Once each: the page's request (committed with it, then offered again after the failure) and
+    // the next page's, fetched ahead and dropped.
+    expect(await spent(jobId)).toEqual({ logged: 2, spent: 2 });
   });
 
   it('a job cancelled while a failed page waits to be fetched again: no second fetch', { timeout: 30_000 }, async () => {

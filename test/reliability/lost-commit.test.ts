@@ -72,9 +72,14 @@ describe('commits lost to a Postgres crash', () => {
     expect(lost).toBe(true);
     const { rows } = await pool.query<{ status: string; pages: string }>('SELECT status, pages::text FROM job_slices WHERE id = $1::bigint', [sliceId]);
     expect(rows[0]!.status).toBe('done');
-    // Every page once, plus the fetch whose commit met the older cursor and pages 3 and 4 again.
-    expect(pageIds.length).toBe(Number(rows[0]!.pages) + 3);
-    expect(pageIds[5]).toEqual(pageIds[2]);
+    // Every page once, plus the fetch whose commit met the older cursor and pages 3 and 4 again,
+    // and the pages fetched ahead while those commits ran (dropped when the walk reloaded): one,
+    // or two when the crash lands between a commit and the next fetch's start.
+    const extra = pageIds.length - Number(rows[0]!.pages);
+    expect(extra).toBeGreaterThanOrEqual(4);
+    expect(extra).toBeLessThanOrEqual(5);
+    // Page 3 was read again after the loss.
+    expect(pageIds.slice(5)).toContainEqual(pageIds[2]);
     expect((await jobSnapshot(pool, jobId))?.status).toBe('completed');
     expect(await jobTweetIds(h, jobId)).toEqual(expected);
   });
