@@ -3,12 +3,15 @@
  * written (or in the same turn of the event loop) are committed together by `commitPages`, in one
  * transaction, each still guarded on its own slice cursor and lease (commit-page.ts).
  *
- * No page waits for company: a page that finds a free slot is written on the next turn of the
- * event loop (setImmediate, so pages resolved by the same burst of responses go together). Only
- * when `maxInFlight` batches are already being written do new pages queue, and the queue is taken
- * as the next batch (at most `maxBatch` pages). At 20 pages/s per key most batches hold one page;
- * with many keys (or a slow database) batches grow with the load, which is when sharing COMMIT,
- * the WAL record and the index work pays.
+ * A page that finds a free slot is written on the next turn of the event loop (setImmediate, so
+ * pages resolved by the same burst of responses go together), unless its walk is fetching its next
+ * page meanwhile (`waitsFor`) and the process commits under GATHER_MAX_PAGES_PER_S: then it waits
+ * for company until that fetch lands, `gatherMs` passes or GATHER_PAGES are queued. At one key's
+ * 20 pages/s that makes batches of ~3.7 pages instead of ~1.03 (bench backfill, 2,165 pages: 582
+ * transactions against 2,093; worker CPU a page 6.6 against 7.8 ms, A/B on one machine state).
+ * When `maxInFlight` batches are already being written, new pages queue, and the queue is taken as
+ * the next batch (at most `maxBatch` pages): with many keys (or a slow database) batches grow with
+ * the load by themselves, which is when sharing COMMIT, the WAL record and the index work pays.
  *
  * A queue of at least 2 × MIN_SHARE pages is shared among the free slots: 16 pages ready at once
  * with two slots free go as two batches of 8 on two connections instead of one of 16 with the
@@ -22,6 +25,10 @@ import type { Pool } from './db.ts';
 
 /** Pages each batch holds at least before a queue is shared among free slots. */
 const MIN_SHARE = 4;
+/** Pages a gathering batch waits for at most (see gatherMs). */
+const GATHER_PAGES = 2 * MIN_SHARE;
+/** Above this many pages a second (the last full second) pages do not gather. */
+const GATHER_MAX_PAGES_PER_S = 50;
 
 export interface GroupCommitOptions {
   /** Pages in one transaction, at most (default 32). */
@@ -62,6 +69,10 @@ export class GroupCommitter {
   #scheduled = false;
   /** The gathering wait, while one runs: a page that may not wait cuts it short. */
   #gathering: NodeJS.Timeout | null = null;
+  /** Pages handed in since `#secondAt`, and the count of the last full second. */
+  #secondAt = 0;
+  #inSecond = 0;
+  #lastSecond = 0;
   #batches = 0;
   #pages = 0;
 
@@ -74,6 +85,7 @@ export class GroupCommitter {
 
   /** Commits the page with the next batch; rejects with StaleSliceError when its guard fails. */
   commit(page: PageCommit, options: CommitOptions = {}): Promise<CommittedPage> {
+    this.#countPage();
     return new Promise<CommittedPage>((resolve, reject) => {
       const waiting: Waiting = { page, resolve, reject };
       this.#queue.push(waiting);
@@ -92,9 +104,28 @@ export class GroupCommitter {
     return { batches: this.#batches, pages: this.#pages };
   }
 
+  #countPage(): void {
+    const now = Date.now();
+    if (now - this.#secondAt >= 1000) {
+      // A second with no page at all in between counts as quiet.
+      this.#lastSecond = now - this.#secondAt < 2000 ? this.#inSecond : 0;
+      this.#secondAt = now;
+      this.#inSecond = 0;
+    }
+    this.#inSecond++;
+  }
+
+  /** Pages a second lately: the last full second's, or this one's if it already has more. */
+  #pageRate(): number {
+    return Math.max(this.#lastSecond, this.#inSecond);
+  }
+
   #schedule(mayWait = false): void {
     if (this.#inFlight >= this.#maxInFlight || this.#queue.length === 0) return;
-    const now = !mayWait || this.#gatherMs === 0 || this.#queue.length >= this.#maxBatch;
+    // Gathering is for a quiet committer (one key: 20 pages/s). At high rates batches fill while
+    // the previous one is written, and a gather only holds walks behind bigger batches (10 keys at
+    // 200 pages/s: 0.94 of the rate without a gather, 0.82 with gathers up to 32 pages).
+    const now = !mayWait || this.#gatherMs === 0 || this.#queue.length >= GATHER_PAGES || this.#pageRate() > GATHER_MAX_PAGES_PER_S;
     if (this.#scheduled) {
       if (!now || this.#gathering === null) return;
       clearTimeout(this.#gathering);

@@ -245,6 +245,27 @@ describe('GroupCommitter gathering (gatherMs, waitsFor)', () => {
     expect(await getSlice(db.pool, s.sliceIds[2]!)).toMatchObject({ status: 'done' });
   });
 
+  it('eight pages gathering are written at once: a gathered batch waits for no more', async () => {
+    const s = await newSlices(8);
+    const committer = new GroupCommitter(db.pool, { gatherMs: 5000 });
+    const commits = s.sliceIds.map((sliceId, i) => committer.commit(page(s.jobId, sliceId, { nextCursor: `e${i}` }), { waitsFor: pending() }));
+    expect(await within(2500, Promise.all(commits))).not.toBe('late');
+    // Eight pages are shared between the two free connections (MIN_SHARE), as any queue of eight.
+    expect(committer.stats).toEqual({ batches: 2, pages: 8 });
+  });
+
+  it('at more than 50 pages a second nothing gathers: batches fill while the previous one is written', async () => {
+    const s = await newSlices(61);
+    const committer = new GroupCommitter(db.pool, { gatherMs: 5000 });
+    // 60 pages within the second (their walks' last pages: written at once)...
+    await Promise.all(s.sliceIds.slice(0, 60).map((sliceId, i) => committer.commit(page(s.jobId, sliceId, { nextCursor: `b${i}` }))));
+    // Every batch settled (none still in flight to take the next page along when it ends).
+    await sleep(20);
+    // ...then one whose walk fetches meanwhile: written without waiting for company.
+    const commit = committer.commit(page(s.jobId, s.sliceIds[60]!, { nextCursor: 'fast' }), { waitsFor: pending() });
+    expect(await within(2500, commit)).not.toBe('late');
+  });
+
   it('without gatherMs, waitsFor changes nothing: the page is written on the next turn', async () => {
     const s = await newSlices(1);
     const committer = new GroupCommitter(db.pool);
