@@ -32,3 +32,13 @@ export function withSearch(client: ApiClient, wrap: (real: ApiClient['searchTwee
     },
   });
 }
+
+/** Requests a job recorded (api_requests rows) and counted as spent (jobs.requests_spent). */
+export async function requestsRecorded(pool: Pool, jobId: string): Promise<{ logged: number; spent: number }> {
+  const { rows } = await pool.query<{ logged: number; spent: number }>(
+    `SELECT (SELECT count(*)::int FROM api_requests WHERE job_id = $1::bigint) AS logged,
+            (SELECT requests_spent::int FROM jobs WHERE id = $1::bigint) AS spent`,
+    [jobId],
+  );
+  return rows[0]!;
+}

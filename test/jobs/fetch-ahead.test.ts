@@ -13,7 +13,7 @@ import { commitPageAlone, type PageCommit } from '../../src/store/commit-page.ts
 import type { CommitOptions } from '../../src/store/group-commit.ts';
 import { setJobControl } from '../../src/store/job-control.ts';
 import { jobTweetIds, useHarness } from '../helpers/harness.ts';
-import { runnerDeps } from '../helpers/slice-runner.ts';
+import { requestsRecorded, runnerDeps } from '../helpers/slice-runner.ts';
 import { getSlice } from '../helpers/store-rows.ts';
 import { expectedSearchIds } from './ground-truth.ts';
 
@@ -46,15 +46,7 @@ describe('walks that fetch ahead of their commits', () => {
     return { jobId, sliceId: rows[0]!.id };
   }
 
-  /** Requests the job recorded (api_requests rows) and counted as spent. */
-  async function recorded(jobId: string): Promise<{ logged: number; spent: number }> {
-    const { rows } = await h.services.pool.query<{ logged: number; spent: number }>(
-      `SELECT (SELECT count(*)::int FROM api_requests WHERE job_id = $1::bigint) AS logged,
-              (SELECT requests_spent::int FROM jobs WHERE id = $1::bigint) AS spent`,
-      [jobId],
-    );
-    return rows[0]!;
-  }
+  const recorded = (jobId: string) => requestsRecorded(h.services.pool, jobId);
 
   async function until(condition: () => boolean, ms: number): Promise<void> {
     const deadline = Date.now() + ms;

@@ -11,7 +11,7 @@ import { commitPageAlone, type PageCommit } from '../../src/store/commit-page.ts
 import { markSliceRunning } from '../../src/store/job-runtime.ts';
 import { setJobControl } from '../../src/store/job-control.ts';
 import { useHarness } from '../helpers/harness.ts';
-import { runnerDeps, withSearch } from '../helpers/slice-runner.ts';
+import { requestsRecorded, runnerDeps, withSearch } from '../helpers/slice-runner.ts';
 
 const SEARCH = '/v3/search-tweets';
 
@@ -29,14 +29,7 @@ describe('slice runner guards', () => {
 
   const deps = (overrides: Partial<SliceRunnerDeps>): SliceRunnerDeps => runnerDeps(h.services, overrides);
 
-  async function spent(jobId: string): Promise<{ logged: number; spent: number }> {
-    const { rows } = await h.services.pool.query<{ logged: number; spent: number }>(
-      `SELECT (SELECT count(*)::int FROM api_requests WHERE job_id = $1::bigint) AS logged,
-              (SELECT requests_spent::int FROM jobs WHERE id = $1::bigint) AS spent`,
-      [jobId],
-    );
-    return rows[0]!;
-  }
+  const spent = (jobId: string) => requestsRecorded(h.services.pool, jobId);
 
   it('a commit that fails (not stale) still records the page request', { timeout: 20_000 }, async () => {
     const { jobId, sliceId } = await searchJob();
