@@ -127,13 +127,13 @@ export async function runSlice(sliceId: string, deps: SliceRunnerDeps): Promise<
   // The next page, fetched while this one commits (handlers whose next request depends only on
   // their params and the cursor): the walk's request rate no longer pays for its commits, and the
   // commit may wait to share its transaction with other pages (GroupCommitter's gatherMs).
-  let ahead: Promise<Fetched> | null = null;
+  let ahead: Ahead | null = null;
   for (;;) {
     // Shutdown: a page already fetched ahead is committed first (its request was spent).
     if (ahead === null && deps.signal.aborted) return { kind: 'later', atMs: Date.now() };
     const params = handler.params.parse(slice.params);
     const cursor = slice.cursor;
-    const fetched = await (ahead ?? fetchPageOf(handler, params, cursor, ctx));
+    const fetched = await (ahead?.fetched ?? fetchPageOf(handler, params, cursor, ctx));
     ahead = null;
     if (!fetched.ok) {
       pageRequests += fetched.attempts.length;
@@ -155,11 +155,11 @@ export async function runSlice(sliceId: string, deps: SliceRunnerDeps): Promise<
     // Not after a page that brought nothing new: the walk may be about to end (maxStalePages), and
     // a page fetched ahead then would be a request spent for nothing.
     if (plan.next !== null && handler.fetchAhead === true && slice.stalePages === 0 && !deps.signal.aborted) {
-      ahead = fetchPageOf(handler, params, plan.next, ctx);
+      ahead = fetchAhead(handler, params, plan.next, ctx);
     }
     let step: Step;
     try {
-      step = await commitAndDecide(slice, lease, page, verdict, plan, attempts, deps, log, ahead);
+      step = await commitAndDecide(slice, lease, page, verdict, plan, attempts, deps, log, ahead?.fetched ?? null);
     } catch (error) {
       if (ahead !== null) await dropAhead(ahead, slice, deps, log);
       throw error;
@@ -198,9 +198,29 @@ function fetchPageOf<P>(handler: SliceHandler<P>, params: P, cursor: string | nu
   );
 }
 
+/** The next page's fetch, started while this page commits; `cancel` stops what it has not sent yet. */
+interface Ahead {
+  fetched: Promise<Fetched>;
+  cancel(): void;
+}
+
+function fetchAhead<P>(handler: SliceHandler<P>, params: P, cursor: string, ctx: SliceContext): Ahead {
+  // Its own signal, so that dropping it stops its wait for the limiter (and any retry's wait):
+  // a request not yet granted is not spent. One already sent is seen through, as every request.
+  const controller = new AbortController();
+  const outer = ctx.call.signal;
+  const forward = (): void => controller.abort();
+  outer?.addEventListener('abort', forward, { once: true });
+  if (outer?.aborted) controller.abort();
+  const fetched = fetchPageOf(handler, params, cursor, { ...ctx, call: { ...ctx.call, signal: controller.signal } });
+  void fetched.then(() => outer?.removeEventListener('abort', forward));
+  return { fetched, cancel: () => controller.abort() };
+}
+
 /** A page fetched ahead that the walk will not commit: its requests are recorded like a failed page's. */
-async function dropAhead(ahead: Promise<Fetched>, slice: SliceForRun, deps: SliceRunnerDeps, log: Logger): Promise<void> {
-  const dropped = await ahead;
+async function dropAhead(ahead: Ahead, slice: SliceForRun, deps: SliceRunnerDeps, log: Logger): Promise<void> {
+  ahead.cancel();
+  const dropped = await ahead.fetched;
   await accountAttempts(deps.pool, slice, dropped.attempts).catch((e: unknown) =>
     log.warn({ err: e }, 'could not record the requests of a page fetched ahead and dropped'),
   );

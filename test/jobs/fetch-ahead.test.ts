@@ -130,10 +130,12 @@ describe('walks that fetch ahead of their commits', () => {
     const seen: PageCommit[] = [];
     const commit = async (page: PageCommit, options?: CommitOptions) => {
       seen.push(page);
-      // The pause is taken while the next page is being fetched; the commit lands after it.
+      // The pause is taken while the next page is being fetched; the commit lands after it, once
+      // that page has come back (so its request was sent: a drop before the grant sends none).
       if (seen.length === 2) {
         expect(options?.waitsFor).toBeDefined();
         expect(await setJobControl(h.services.pool, jobId, 'pause')).not.toBeNull();
+        await options?.waitsFor;
       }
       return commitPageAlone(h.services.pool, page);
     };
@@ -151,6 +153,8 @@ describe('walks that fetch ahead of their commits', () => {
     const start = served();
     const commit = async (_page: PageCommit, options?: CommitOptions): Promise<never> => {
       expect(options?.waitsFor).toBeDefined();
+      // The connection is lost once the page fetched ahead has come back (its request was sent).
+      await options?.waitsFor;
       throw new Error('connection terminated unexpectedly');
     };
     await expect(runSlice(sliceId, runnerDeps(h.services, { commit }))).rejects.toThrow(/connection terminated/);
@@ -182,5 +186,32 @@ describe('walks that fetch ahead of their commits', () => {
     expect(await getSlice(h.services.pool, sliceId)).toMatchObject({ pages: seen.length, status: 'done' });
     expect(await recorded(jobId)).toEqual({ logged: seen.length, spent: seen.length });
     expect(await jobTweetIds(h, jobId)).toEqual(expected);
+  });
+});
+
+describe('a page fetched ahead that is dropped before its grant', () => {
+  // One request a second: the page fetched ahead waits for its grant while the page before commits.
+  const h = useHarness({ rate: 1 });
+  const served = (): number => h.sim.control.requestLog().filter((r) => r.path === SEARCH).length;
+
+  it('is never sent: a pause that lands while the page commits costs no request for the next one', { timeout: 20_000 }, async () => {
+    const pool = h.services.pool;
+    const jobId = await h.submit({ kind: 'search', params: { query: QUERY } });
+    const { rows } = await pool.query<{ id: string }>('SELECT id::text FROM job_slices WHERE job_id = $1::bigint', [jobId]);
+    await reconcile({ pool, queues: h.services.queues, budgets: h.services.gate });
+    const start = served();
+    let committed = 0;
+    const commit = async (page: PageCommit, options?: CommitOptions) => {
+      expect(options?.waitsFor).toBeDefined();
+      expect(await setJobControl(pool, jobId, 'pause')).not.toBeNull();
+      const result = await commitPageAlone(pool, page);
+      committed = performance.now();
+      return result;
+    };
+    expect(await runSlice(rows[0]!.id, runnerDeps(h.services, { commit }))).toEqual({ kind: 'done' });
+    // Dropped while it waited for the limiter: not sent, and the walk did not wait for its grant.
+    expect(performance.now() - committed).toBeLessThan(500);
+    expect(served() - start).toBe(1);
+    expect(await requestsRecorded(pool, jobId)).toEqual({ logged: 1, spent: 1 });
   });
 });
