@@ -128,61 +128,62 @@ export async function runSlice(sliceId: string, deps: SliceRunnerDeps): Promise<
   // their params and the cursor): the walk's request rate no longer pays for its commits, and the
   // commit may wait to share its transaction with other pages (GroupCommitter's gatherMs).
   let ahead: Ahead | null = null;
-  for (;;) {
-    // Shutdown: a page already fetched ahead is committed first (its request was spent).
-    if (ahead === null && deps.signal.aborted) return { kind: 'later', atMs: Date.now() };
-    const params = handler.params.parse(slice.params);
-    const cursor = slice.cursor;
-    const fetched = await (ahead?.fetched ?? fetchPageOf(handler, params, cursor, ctx));
-    ahead = null;
-    if (!fetched.ok) {
-      pageRequests += fetched.attempts.length;
-      const step = await onFetchError(fetched.error, fetched.attempts, slice, lease, deps, log, { progressed, pageRequests });
+  try {
+    for (;;) {
+      // Shutdown: a page already fetched ahead is committed first (its request was spent).
+      if (ahead === null && deps.signal.aborted) return { kind: 'later', atMs: Date.now() };
+      const params = handler.params.parse(slice.params);
+      const cursor = slice.cursor;
+      const fetched = await (ahead?.fetched ?? fetchPageOf(handler, params, cursor, ctx));
+      ahead = null;
+      if (!fetched.ok) {
+        pageRequests += fetched.attempts.length;
+        const step = await onFetchError(fetched.error, fetched.attempts, slice, lease, deps, log, { progressed, pageRequests });
+        if (step.kind === 'stop') return step.outcome;
+        if (step.kind === 'reload') {
+          // The commits of this walk were lost meanwhile: the page at the record's cursor is another page.
+          if (step.slice.cursor !== slice.cursor) pageRequests = 0;
+          slice = step.slice;
+        }
+        continue;
+      }
+      const { page, attempts } = fetched;
+      progressed = true;
+      pageRequests = 0;
+      const fetchedAt = performance.now();
+      const verdict = handler.afterPage?.(params, page, { firstPage: cursor === null }) ?? {};
+      const plan = nextStepOf(slice, page, verdict, log);
+      // Not after a page that brought nothing new: the walk may be about to end (maxStalePages), and
+      // a page fetched ahead then would be a request spent for nothing.
+      if (plan.next !== null && handler.fetchAhead === true && slice.stalePages === 0 && !deps.signal.aborted) {
+        ahead = fetchAhead(handler, params, plan.next, ctx);
+      }
+      const step = await commitAndDecide(slice, lease, page, verdict, plan, attempts, deps, log, ahead?.fetched ?? null);
+      // The slice as the commit left it (read under its locks): no second read per page.
+      const reloaded = step.kind === 'next' ? step.slice : null;
+      const walksOn = reloaded !== null && reloaded.status === SliceStatus.RUNNING && reloaded.lease === lease && isLiveJobStatus(reloaded.job.status);
+      if (ahead !== null && !(walksOn && reloaded.cursor === plan.next)) {
+        // The walk does not go on from this page (it ended, stopped, or lost its commits).
+        await dropAhead(ahead, slice, deps, log);
+        ahead = null;
+      }
       if (step.kind === 'stop') return step.outcome;
       if (step.kind === 'reload') {
-        // The commits of this walk were lost meanwhile: the page at the record's cursor is another page.
-        if (step.slice.cursor !== slice.cursor) pageRequests = 0;
         slice = step.slice;
+        continue;
       }
-      continue;
+      if (reloaded === null) continue;
+      // A slice holds its place in the parallelism for the request AND the commit and bookkeeping
+      // after it; the limiter wait is left out (that is time the slice does not need).
+      deps.onCycle?.(attempts.reduce((sum, a) => sum + a.durationMs, 0) + (performance.now() - fetchedAt));
+      if (!walksOn) return { kind: 'done' };
+      slice = reloaded;
     }
-    const { page, attempts } = fetched;
-    progressed = true;
-    pageRequests = 0;
-    const fetchedAt = performance.now();
-    const verdict = handler.afterPage?.(params, page, { firstPage: cursor === null }) ?? {};
-    const plan = nextStepOf(slice, page, verdict, log);
-    // Not after a page that brought nothing new: the walk may be about to end (maxStalePages), and
-    // a page fetched ahead then would be a request spent for nothing.
-    if (plan.next !== null && handler.fetchAhead === true && slice.stalePages === 0 && !deps.signal.aborted) {
-      ahead = fetchAhead(handler, params, plan.next, ctx);
-    }
-    let step: Step;
-    try {
-      step = await commitAndDecide(slice, lease, page, verdict, plan, attempts, deps, log, ahead?.fetched ?? null);
-    } catch (error) {
-      if (ahead !== null) await dropAhead(ahead, slice, deps, log);
-      throw error;
-    }
-    // The slice as the commit left it (read under its locks): no second read per page.
-    const reloaded = step.kind === 'next' ? step.slice : null;
-    const walksOn = reloaded !== null && reloaded.status === SliceStatus.RUNNING && reloaded.lease === lease && isLiveJobStatus(reloaded.job.status);
-    if (ahead !== null && !(walksOn && reloaded.cursor === plan.next)) {
-      // The walk does not go on from this page (it ended, stopped, or lost its commits).
-      await dropAhead(ahead, slice, deps, log);
-      ahead = null;
-    }
-    if (step.kind === 'stop') return step.outcome;
-    if (step.kind === 'reload') {
-      slice = step.slice;
-      continue;
-    }
-    if (reloaded === null) continue;
-    // A slice holds its place in the parallelism for the request AND the commit and bookkeeping
-    // after it; the limiter wait is left out (that is time the slice does not need).
-    deps.onCycle?.(attempts.reduce((sum, a) => sum + a.durationMs, 0) + (performance.now() - fetchedAt));
-    if (!walksOn) return { kind: 'done' };
-    slice = reloaded;
+  } catch (error) {
+    // Whatever broke the walk (a commit's lost connection, say): the page fetched ahead is
+    // cancelled or awaited, and its requests recorded, before the error goes on.
+    if (ahead !== null) await dropAhead(ahead, slice, deps, log);
+    throw error;
   }
 }
 
