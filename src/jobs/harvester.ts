@@ -21,11 +21,14 @@ import { NotifyLoop } from './notify.ts';
 import { GroupCommitter } from '../store/group-commit.ts';
 
 /**
- * How long a page fetched ahead of its commit may wait to share a transaction: at most until its
- * walk's next page arrives (which needs the commit), and no longer than this. At one key's 20
- * pages/s and 300-800 ms per request, batches hold ~5 pages instead of 1 (bench/README.md).
+ * How long a page fetched ahead of its commit may wait to share a transaction (GroupCommitter's
+ * gatherMs). Off: at 250 ms one key's batches held ~3.7 pages instead of 1 and the worker spent
+ * ~15% less CPU a page, but a gathered batch is built in one longer synchronous stretch, and a
+ * limiter grant whose answer waits behind it reaches the service late: two full test runs of
+ * nine under load saw a 429 (the limiter's headroom is 25 ms). Turn it on again once a batch is
+ * built in steps that let grants through (bench/README.md).
  */
-const GATHER_MS = 250;
+const GATHER_MS = 0;
 
 export interface HarvesterOptions {
   /** Backfill slices walked at once by this process. */
