@@ -93,7 +93,13 @@ describe('notifications', () => {
     const l = loop();
     l.start();
     try {
-      await waitFor('both events delivered', () => receiver.events.filter((e) => e.type === 'job.completed').length >= 2);
+      // Delivered AND recorded as delivered: the receiver sees an event before its answer reaches the
+      // loop, and a loop stopped in between leaves it pending (delivered again later, at least once).
+      await waitFor(
+        'both events delivered and recorded',
+        async () =>
+          receiver.events.filter((e) => e.type === 'job.completed').length >= 2 && (await deliveryStates(pool())).every((d) => d.deliveredAt !== null),
+      );
     } finally {
       await l.stop();
     }
