@@ -4,7 +4,8 @@
  * It knows no job kind: the slice's handler says where a walk stops and when to split
  * (SliceHandler.afterPage), the job's kind when the whole job stops (JobKind.stopAt). A failed
  * page is turned into a decision by decideOnError (error-decision.ts, pure); this file only
- * carries the decision out.
+ * carries the decision out. A page's fetch, and the next one's fetched ahead, are fetch-ahead.ts;
+ * splits are slice-split.ts.
  *
  * Each walk is fenced: it takes the slice under a fresh lease token and every commit is guarded on
  * that lease and the cursor it fetched with. A commit that fails the guard re-reads the slice: a
@@ -13,34 +14,31 @@
  */
 import { hash, randomUUID } from 'node:crypto';
 import type { ApiClient } from '../api-client/index.ts';
-import type { RequestPriority } from '../api-client/gate.ts';
 import { AppError, ErrorCode, InputError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { AttemptRecord } from '../api-client/index.ts';
 import { commitPageAlone, type CommittedPage, type PageCommit } from '../store/commit-page.ts';
 import type { CommitOptions } from '../store/group-commit.ts';
-import { recordRequests } from '../store/jobs.ts';
 import type { Pool } from '../store/db.ts';
 import { isLiveJobStatus, SliceStatus } from '../store/states.ts';
 import { sleep } from '../sleep.ts';
 import { recordSliceEnd, SliceEndReason } from '../store/slice-ends.ts';
-import { walkingSlices } from '../store/slice-remainders.ts';
 import { finishFailedPass } from '../store/watches.ts';
 import {
-  activeSliceCount,
   endJob,
   failJob,
   finishSlice,
   loadSliceForRun,
   markSliceRunning,
   pauseJobForQuota,
-  splitSlice,
   type SliceForRun,
 } from '../store/job-runtime.ts';
 import { decideOnError, DEFAULT_MAX_ATTEMPTS_PER_PAGE, type ErrorDecision } from './error-decision.ts';
-import type { FetchedPage, PageVerdict, SliceContext, SliceHandler, SplitProposal } from './kind.ts';
+import { accountAttempts, dropAhead, fetchAhead, fetchPageOf, type Ahead } from './fetch-ahead.ts';
+import type { FetchedPage, PageVerdict, SliceContext, SliceHandler } from './kind.ts';
 import type { TaskOutcome } from './queue.ts';
 import { jobKind, sliceHandler } from './registry.ts';
+import { refill, split, type SplitDeps } from './slice-split.ts';
 
 /** Consecutive empty pages (with a cursor) after which a walk is taken to be stuck. */
 export const MAX_EMPTY_PAGES = 3;
@@ -49,8 +47,8 @@ export const TRANSIENT_RETRY_MS = 2000;
 /** Consecutive pages that bring no item new to the job after which a walk ends (HARVEST_MAX_STALE_PAGES). */
 export const DEFAULT_MAX_STALE_PAGES = 10;
 
-export interface SliceRunnerDeps {
-  pool: Pool;
+/** Also `pool`, `targetParallelism` and `onSplit`: what a split needs (SplitDeps). */
+export interface SliceRunnerDeps extends SplitDeps {
   client: ApiClient;
   logger: Logger;
   /** Aborted on shutdown: the walk stops between pages, after committing the one in flight. */
@@ -61,14 +59,10 @@ export interface SliceRunnerDeps {
   maxAttemptsPerPage?: number;
   /** Consecutive pages with no new id after which a walk ends (HARVEST_MAX_STALE_PAGES, default 10). */
   maxStalePages?: number;
-  /** How many slices of one job should walk at once (rate × latency). */
-  targetParallelism(): number;
   /** Called after each committed page (metrics). */
   onPage?(info: { jobId: string; sliceId: string; tweets: number; users: number; newTweets: number }): void;
   /** Called after each page with the ms the slice spent on it, limiter waits excluded. */
   onCycle?(ms: number): void;
-  /** Called when a split created a new slice that must be queued. */
-  onSplit(jobId: string, sliceId: string, priority: RequestPriority): Promise<void>;
   /**
    * Commits a page with its cursor; the worker passes its GroupCommitter (pages ready together
    * share one transaction). Default: commitPage, one transaction per page.
@@ -164,7 +158,7 @@ export async function runSlice(sliceId: string, deps: SliceRunnerDeps): Promise<
       const walksOn = reloaded !== null && reloaded.status === SliceStatus.RUNNING && reloaded.lease === lease && isLiveJobStatus(reloaded.job.status);
       if (ahead !== null && !(walksOn && reloaded.cursor === plan.next)) {
         // The walk does not go on from this page (it ended, stopped, or lost its commits).
-        await dropAhead(ahead, slice, deps, log);
+        await dropAhead(ahead, slice, deps.pool, log);
         ahead = null;
       }
       if (step.kind === 'stop') return step.outcome;
@@ -182,49 +176,9 @@ export async function runSlice(sliceId: string, deps: SliceRunnerDeps): Promise<
   } catch (error) {
     // Whatever broke the walk (a commit's lost connection, say): the page fetched ahead is
     // cancelled or awaited, and its requests recorded, before the error goes on.
-    if (ahead !== null) await dropAhead(ahead, slice, deps, log);
+    if (ahead !== null) await dropAhead(ahead, slice, deps.pool, log);
     throw error;
   }
-}
-
-/** A page fetched, or the error that stopped it, with the requests it cost either way. */
-type Fetched = { ok: true; page: FetchedPage; attempts: AttemptRecord[] } | { ok: false; error: unknown; attempts: AttemptRecord[] };
-
-function fetchPageOf<P>(handler: SliceHandler<P>, params: P, cursor: string | null, ctx: SliceContext): Promise<Fetched> {
-  // The page's requests, retries included: committed with it, or recorded alone if it fails.
-  const attempts: AttemptRecord[] = [];
-  return handler.fetchPage(params, cursor, { ...ctx, call: { ...ctx.call, attempts } }).then(
-    (page): Fetched => ({ ok: true, page, attempts }),
-    (error: unknown): Fetched => ({ ok: false, error, attempts }),
-  );
-}
-
-/** The next page's fetch, started while this page commits; `cancel` stops what it has not sent yet. */
-interface Ahead {
-  fetched: Promise<Fetched>;
-  cancel(): void;
-}
-
-function fetchAhead<P>(handler: SliceHandler<P>, params: P, cursor: string, ctx: SliceContext): Ahead {
-  // Its own signal, so that dropping it stops its wait for the limiter (and any retry's wait):
-  // a request not yet granted is not spent. One already sent is seen through, as every request.
-  const controller = new AbortController();
-  const outer = ctx.call.signal;
-  const forward = (): void => controller.abort();
-  outer?.addEventListener('abort', forward, { once: true });
-  if (outer?.aborted) controller.abort();
-  const fetched = fetchPageOf(handler, params, cursor, { ...ctx, call: { ...ctx.call, signal: controller.signal } });
-  void fetched.then(() => outer?.removeEventListener('abort', forward));
-  return { fetched, cancel: () => controller.abort() };
-}
-
-/** A page fetched ahead that the walk will not commit: its requests are recorded like a failed page's. */
-async function dropAhead(ahead: Ahead, slice: SliceForRun, deps: SliceRunnerDeps, log: Logger): Promise<void> {
-  ahead.cancel();
-  const dropped = await ahead.fetched;
-  await accountAttempts(deps.pool, slice, dropped.attempts).catch((e: unknown) =>
-    log.warn({ err: e }, 'could not record the requests of a page fetched ahead and dropped'),
-  );
 }
 
 /** Where the walk goes after a page: its next cursor (null: it ends with this page), why, and notes. */
@@ -392,98 +346,6 @@ async function commitAndDecide(
   return { kind: 'next', slice: walked };
 }
 
-/**
- * A slice ended: while the job walks fewer slices than its target, split the largest remainder of
- * its other walking slices, so the parallelism (and the rate) holds to the job's last pages instead
- * of trailing off as slices end one by one. The walking slice picks up its new bound from its
- * params on its next page (splitSlice is guarded on the bound it had, so a split of its own in
- * between wins and this one is dropped). Best effort: a failure only logs.
- */
-async function refill(ended: SliceForRun, deps: SliceRunnerDeps, log: Logger): Promise<void> {
-  try {
-    if (!isLiveJobStatus(ended.job.status)) return;
-    const walking = await walkingSlices(deps.pool, ended.jobId);
-    if (walking.length >= deps.targetParallelism()) return;
-    let best: { id: string; proposal: SplitProposal; remainingPages: number } | null = null;
-    for (const w of walking) {
-      let handler: SliceHandler<unknown>;
-      try {
-        handler = sliceHandler(w.kind);
-      } catch {
-        continue;
-      }
-      if (!handler.splitRemainder) continue;
-      const parsed = handler.params.safeParse(w.params);
-      if (!parsed.success) continue;
-      const proposal = handler.splitRemainder(parsed.data, { pages: w.pages, newestId: w.newestTweetId, oldestId: w.oldestTweetId });
-      if (proposal && (best === null || proposal.remainingPages > best.remainingPages)) {
-        const { remainingPages, ...split } = proposal;
-        best = { id: w.id, proposal: split, remainingPages };
-      }
-    }
-    if (best === null) return;
-    const { remainingPages } = best;
-    const child = await splitSlice(deps.pool, { sliceId: best.id, jobId: ended.jobId, ...best.proposal });
-    if (child) {
-      log.info({ split: best.id, child, remainingPages: Math.round(remainingPages) }, 'a slice ended: split the largest remainder');
-      await deps.onSplit(ended.jobId, child, ended.job.priority);
-    }
-  } catch (error) {
-    log.warn({ err: error }, 'could not split a remainder after a slice ended');
-  }
-}
-
-/**
- * Carries out a handler's split proposal when the job walks fewer slices than its target; answers
- * whether it split. A job found walking its target is taken as still full for FULL_JOB_MEMORY_MS
- * (see fullJobs).
- */
-async function split(slice: SliceForRun, proposal: SplitProposal, deps: SliceRunnerDeps, log: Logger): Promise<boolean> {
-  const target = deps.targetParallelism();
-  const full = fullJobsOf(deps.pool);
-  const now = performance.now();
-  const seen = full.get(slice.jobId);
-  if (seen !== undefined && now - seen.at < FULL_JOB_MEMORY_MS && seen.count >= target) return false;
-  const count = await activeSliceCount(deps.pool, slice.jobId);
-  if (count >= target) {
-    rememberFull(full, slice.jobId, count, now);
-    return false;
-  }
-  full.delete(slice.jobId);
-  const child = await splitSlice(deps.pool, { sliceId: slice.id, jobId: slice.jobId, ...proposal });
-  if (!child) return false;
-  log.info({ child, splitAt: new Date(proposal.stopBelowMs).toISOString() }, 'slice split');
-  await deps.onSplit(slice.jobId, child, slice.job.priority);
-  return true;
-}
-
-/**
- * How long a job found walking its target parallelism is taken to stay full without asking again.
- * A search proposes a split on most pages, and counting the job's slices for each proposal was a
- * Postgres round trip per page (issue 13: 513 counts in a 676-page job at its target); now at most
- * one a second per job and process. A slice that ends meanwhile refills the job itself (refill),
- * so a stale "full" delays no split that matters by more than this.
- */
-export const FULL_JOB_MEMORY_MS = 1000;
-
-/** Per pool (one per worker process, or per test): jobId → slices counted at `at` (performance.now). */
-const fullJobsByPool = new WeakMap<Pool, Map<string, { count: number; at: number }>>();
-
-function fullJobsOf(pool: Pool): Map<string, { count: number; at: number }> {
-  let full = fullJobsByPool.get(pool);
-  if (!full) {
-    full = new Map();
-    fullJobsByPool.set(pool, full);
-  }
-  return full;
-}
-
-function rememberFull(full: Map<string, { count: number; at: number }>, jobId: string, count: number, now: number): void {
-  // Ended jobs are never asked about again: drop stale entries before the map can grow.
-  if (full.size >= 256) for (const [id, seen] of full) if (now - seen.at >= FULL_JOB_MEMORY_MS) full.delete(id);
-  full.set(jobId, { count, at: now });
-}
-
 function jobKindOf(slice: SliceForRun) {
   try {
     return jobKind(slice.job.kind);
@@ -560,22 +422,6 @@ async function carryOut(decision: ErrorDecision, error: unknown, slice: SliceFor
       // Back to the queue with backoff; the final attempt marks the slice failed (failSlice).
       throw error;
   }
-}
-
-async function accountAttempts(pool: Pool, slice: SliceForRun, attempts: readonly AttemptRecord[]): Promise<void> {
-  if (attempts.length === 0) return;
-  await recordRequests(
-    pool,
-    attempts.map((a) => ({
-      endpoint: a.endpoint,
-      keyFingerprint: a.keyFingerprint,
-      status: a.status,
-      durationMs: a.durationMs,
-      at: a.at,
-      jobId: slice.jobId,
-      sliceId: slice.id,
-    })),
-  );
 }
 
 /** Called by the queue adapter when a slice's last attempt failed. */

@@ -6,7 +6,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { reconcile } from '../../src/jobs/reconcile.ts';
-import { FULL_JOB_MEMORY_MS, runSlice, type SliceRunnerDeps } from '../../src/jobs/slice-runner.ts';
+import { runSlice, type SliceRunnerDeps } from '../../src/jobs/slice-runner.ts';
+import { FULL_JOB_MEMORY_MS } from '../../src/jobs/slice-split.ts';
 import type { Pool } from '../../src/store/db.ts';
 import { useHarness } from '../helpers/harness.ts';
 import { runnerDeps } from '../helpers/slice-runner.ts';

@@ -1,0 +1,68 @@
+/**
+ * A page's fetch for the slice runner, with the requests it cost, and the next page's fetch started
+ * while this one commits (handlers marked SliceHandler.fetchAhead). A page that is not committed
+ * still spent its requests: they are recorded on their own (accountAttempts).
+ */
+import type { AttemptRecord } from '../api-client/index.ts';
+import type { Logger } from '../logger.ts';
+import type { Pool } from '../store/db.ts';
+import type { SliceForRun } from '../store/job-runtime.ts';
+import { recordRequests } from '../store/jobs.ts';
+import type { FetchedPage, SliceContext, SliceHandler } from './kind.ts';
+
+/** A page fetched, or the error that stopped it, with the requests it cost either way. */
+type Fetched = { ok: true; page: FetchedPage; attempts: AttemptRecord[] } | { ok: false; error: unknown; attempts: AttemptRecord[] };
+
+export function fetchPageOf<P>(handler: SliceHandler<P>, params: P, cursor: string | null, ctx: SliceContext): Promise<Fetched> {
+  // The page's requests, retries included: committed with it, or recorded alone if it fails.
+  const attempts: AttemptRecord[] = [];
+  return handler.fetchPage(params, cursor, { ...ctx, call: { ...ctx.call, attempts } }).then(
+    (page): Fetched => ({ ok: true, page, attempts }),
+    (error: unknown): Fetched => ({ ok: false, error, attempts }),
+  );
+}
+
+/** The next page's fetch, started while this page commits; `cancel` stops what it has not sent yet. */
+export interface Ahead {
+  fetched: Promise<Fetched>;
+  cancel(): void;
+}
+
+export function fetchAhead<P>(handler: SliceHandler<P>, params: P, cursor: string, ctx: SliceContext): Ahead {
+  // Its own signal, so that dropping it stops its wait for the limiter (and any retry's wait):
+  // a request not yet granted is not spent. One already sent is seen through, as every request.
+  const controller = new AbortController();
+  const outer = ctx.call.signal;
+  const forward = (): void => controller.abort();
+  outer?.addEventListener('abort', forward, { once: true });
+  if (outer?.aborted) controller.abort();
+  const fetched = fetchPageOf(handler, params, cursor, { ...ctx, call: { ...ctx.call, signal: controller.signal } });
+  void fetched.then(() => outer?.removeEventListener('abort', forward));
+  return { fetched, cancel: () => controller.abort() };
+}
+
+/** A page fetched ahead that the walk will not commit: its requests are recorded like a failed page's. */
+export async function dropAhead(ahead: Ahead, slice: SliceForRun, pool: Pool, log: Logger): Promise<void> {
+  ahead.cancel();
+  const dropped = await ahead.fetched;
+  await accountAttempts(pool, slice, dropped.attempts).catch((e: unknown) =>
+    log.warn({ err: e }, 'could not record the requests of a page fetched ahead and dropped'),
+  );
+}
+
+/** Records the requests of a page that is not committed with them (failed, dropped, or its commit failed). */
+export async function accountAttempts(pool: Pool, slice: SliceForRun, attempts: readonly AttemptRecord[]): Promise<void> {
+  if (attempts.length === 0) return;
+  await recordRequests(
+    pool,
+    attempts.map((a) => ({
+      endpoint: a.endpoint,
+      keyFingerprint: a.keyFingerprint,
+      status: a.status,
+      durationMs: a.durationMs,
+      at: a.at,
+      jobId: slice.jobId,
+      sliceId: slice.id,
+    })),
+  );
+}
