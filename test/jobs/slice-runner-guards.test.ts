@@ -31,9 +31,22 @@ describe('slice runner guards', () => {
 
   const spent = (jobId: string) => requestsRecorded(h.services.pool, jobId);
 
+  /** Resolves once the service has received `n` search requests since `from` (its log's length then). */
+  async function searchesReceived(from: number, n: number): Promise<void> {
+    const deadline = Date.now() + 10_000;
+    while (h.sim.control.requestLog().slice(from).filter((r) => r.path === SEARCH).length < n) {
+      if (Date.now() > deadline) throw new Error(`the service did not receive ${n} searches`);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  }
+
   it('a commit that fails (not stale) still records the page request', { timeout: 20_000 }, async () => {
     const { jobId, sliceId } = await searchJob();
+    const from = h.sim.control.requestLog().length;
     const commit = async (): Promise<never> => {
+      // Fail once the next page's request, fetched ahead, has reached the service: it must be
+      // recorded too (one still waiting for its grant would be cancelled instead, and cost nothing).
+      await searchesReceived(from, 2);
       throw new Error('connection terminated unexpectedly');
     };
     await expect(runSlice(sliceId, deps({ commit }))).rejects.toThrow(/connection terminated/);
@@ -43,8 +56,10 @@ describe('slice runner guards', () => {
 
   it('a commit that landed and then failed records its request once', { timeout: 20_000 }, async () => {
     const { jobId, sliceId } = await searchJob();
+    const from = h.sim.control.requestLog().length;
     const commit = async (p: PageCommit): Promise<never> => {
       await commitPageAlone(h.services.pool, p);
+      await searchesReceived(from, 2);
       throw new Error('connection terminated after COMMIT');
     };
     await expect(runSlice(sliceId, deps({ commit }))).rejects.toThrow(/after COMMIT/);
