@@ -33,6 +33,8 @@ export const ErrorCode = {
   API_UNEXPECTED_STATUS: 'API_UNEXPECTED_STATUS',
   /** A job's request budget (--max-requests) is spent. */
   BUDGET_EXHAUSTED: 'BUDGET_EXHAUSTED',
+  /** A grant's send-by time passed before its request went out: it was never sent, and is given back. */
+  GRANT_LATE: 'GRANT_LATE',
   /** The operation was aborted (shutdown, cancel). */
   ABORTED: 'ABORTED',
   /** Postgres cannot be reached (refused, unknown host, bad credentials, time-out). */

@@ -139,6 +139,20 @@ export class UnexpectedStatusError extends ApiError {
 }
 
 /** Replaces every occurrence of the key (a service may echo it) with its fingerprint. */
+/**
+ * The attempt's grant came too late to be used: its request would have reached the service later
+ * than its rate slot allows (the process stalled between grant and send), so it was not sent. The
+ * retry layer gives the grant back and asks for another; nothing was spent at the service.
+ */
+export class LateGrantError extends AppError {
+  readonly lateMs: number;
+
+  constructor(lateMs: number) {
+    super(ErrorCode.GRANT_LATE, `grant used ${Math.round(lateMs)} ms past its send-by time: not sent`);
+    this.lateMs = lateMs;
+  }
+}
+
 export function scrubKey(text: string, key: string, fingerprint: string): string {
   return key.length > 0 && text.includes(key) ? text.split(key).join(fingerprint) : text;
 }

@@ -5,7 +5,7 @@
  */
 import type { Logger } from '../logger.ts';
 import type { AcquireOptions, RequestGate } from './gate.ts';
-import { ApiError, InvalidResponseError, errorForStatus, scrubKey } from './errors.ts';
+import { ApiError, InvalidResponseError, LateGrantError, errorForStatus, scrubKey } from './errors.ts';
 import type { HttpClient, HttpMethod, QueryParams } from './http.ts';
 import { parseJsonBody } from './json-body.ts';
 import { EnvelopeError } from './page.ts';
@@ -76,6 +76,7 @@ export function createExecutor(deps: ExecutorDeps): Execute {
       const at = new Date();
       const started = performance.now();
       let status = 0;
+      let sent = true;
       const context = { endpoint, keyFingerprint: grant.fingerprint };
       try {
         const response = await deps.http.send({
@@ -86,6 +87,7 @@ export function createExecutor(deps: ExecutorDeps): Execute {
           key: grant.key,
           keyFingerprint: grant.fingerprint,
           endpoint,
+          ...(grant.sendBy !== undefined ? { sendBy: grant.sendBy } : {}),
           // No abort signal here: a request granted and sent is seen through (bounded by the
           // time-outs), so shutdown commits the page in flight instead of wasting its request.
         });
@@ -103,20 +105,24 @@ export function createExecutor(deps: ExecutorDeps): Execute {
         }
       } catch (error) {
         if (error instanceof ApiError) status = error.status;
+        // Never sent: no request to account for (the retry layer gives the grant back).
+        if (error instanceof LateGrantError) sent = false;
         throw error;
       } finally {
-        const durationMs = Math.round(performance.now() - started);
-        const record: AttemptRecord = { endpoint, keyFingerprint: grant.fingerprint, status, durationMs, at, attempt };
-        // Checked first: the line's object would be built for every attempt even when debug is off.
-        if (deps.logger.isLevelEnabled('debug')) {
-          deps.logger.debug({ endpoint, status, ms: durationMs, keyFingerprint: grant.fingerprint, attempt }, 'api attempt');
-        }
-        options.attempts?.push(record);
-        try {
-          deps.onAttempt?.(record, options.attempts !== undefined);
-        } catch (error) {
-          // Accounting must not turn a successful call into a failed one.
-          deps.logger.warn({ err: error, endpoint }, 'onAttempt callback failed');
+        if (sent) {
+          const durationMs = Math.round(performance.now() - started);
+          const record: AttemptRecord = { endpoint, keyFingerprint: grant.fingerprint, status, durationMs, at, attempt };
+          // Checked first: the line's object would be built for every attempt even when debug is off.
+          if (deps.logger.isLevelEnabled('debug')) {
+            deps.logger.debug({ endpoint, status, ms: durationMs, keyFingerprint: grant.fingerprint, attempt }, 'api attempt');
+          }
+          options.attempts?.push(record);
+          try {
+            deps.onAttempt?.(record, options.attempts !== undefined);
+          } catch (error) {
+            // Accounting must not turn a successful call into a failed one.
+            deps.logger.warn({ err: error, endpoint }, 'onAttempt callback failed');
+          }
         }
       }
     });

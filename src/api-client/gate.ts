@@ -19,6 +19,13 @@ export interface Grant {
   /** The API key to send; never logged, never stored outside the process. */
   readonly key: string;
   readonly fingerprint: string;
+  /**
+   * Local time (epoch ms) after which the request must not go out: sent later, it could share one
+   * of the service's one-second windows with more requests of its key than the rate allows. An
+   * attempt that finds it passed sends nothing and gives the grant back (`giveBack`). Absent: no
+   * limit (a gate with no shared schedule).
+   */
+  readonly sendBy?: number;
 }
 
 /** How an attempt ended, as far as the gate cares. */
@@ -32,4 +39,6 @@ export interface RequestGate {
   acquire(options?: AcquireOptions): Promise<Grant>;
   /** 429 makes the key wait for the next window, 403/402 parks it, 401 disables it. */
   report(grant: Grant, outcome: AttemptOutcome): Promise<void>;
+  /** Returns what an unused grant spent (its key's quota unit, the job's budget unit); its rate slot stays used. */
+  giveBack?(grant: Grant, options: { jobId?: string }): Promise<void>;
 }

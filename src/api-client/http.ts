@@ -11,7 +11,7 @@
 import { Pool, request as undiciRequest, type Dispatcher } from 'undici';
 import { parseBaseUrl } from '../config.ts';
 import { AbortedError } from '../errors.ts';
-import { InvalidResponseError, TransientError } from './errors.ts';
+import { InvalidResponseError, LateGrantError, TransientError } from './errors.ts';
 
 export type HttpMethod = 'GET' | 'POST';
 export type QueryValue = string | number | boolean | readonly string[] | null | undefined;
@@ -29,6 +29,8 @@ export interface HttpRequest {
   /** For errors: method + route, no query. */
   endpoint: string;
   signal?: AbortSignal;
+  /** The grant's send-by time (epoch ms): past it when its connection is ready, nothing is sent (LateGrantError). */
+  sendBy?: number;
 }
 
 export interface HttpResponse {
@@ -149,7 +151,13 @@ export function createHttpClient(options: HttpOptions): HttpClient {
           onRequestStart(c) {
             controller = c;
             // Ended (deadline, shutdown) while it waited for a connection: never sent.
-            if (settled) c.abort(new AbortedError());
+            if (settled) {
+              c.abort(new AbortedError());
+              return;
+            }
+            // Checked here, the last moment before undici writes the request.
+            const lateMs = request.sendBy === undefined ? 0 : Date.now() - request.sendBy;
+            if (lateMs > 0) fail(new LateGrantError(lateMs));
           },
           onResponseStart(c, statusCode, responseHeaders) {
             status = statusCode;
@@ -176,7 +184,7 @@ export function createHttpClient(options: HttpOptions): HttpClient {
 
   /** Any failure of an attempt as the error the caller sees: typed ones pass, transport ones become TransientError. */
   function classify(error: unknown, request: HttpRequest, overDeadline: boolean): unknown {
-    if (error instanceof InvalidResponseError || error instanceof AbortedError) return error;
+    if (error instanceof InvalidResponseError || error instanceof AbortedError || error instanceof LateGrantError) return error;
     if (request.signal?.aborted) return new AbortedError();
     const transportCode = overDeadline ? DEADLINE_TRANSPORT_CODE : transportCodeOf(error);
     return new TransientError({

@@ -5,11 +5,20 @@
  * 429: the service counts a fixed one-second window with no Retry-After, so the earliest useful
  * moment is the next wall-clock second; a 0–50 ms jitter keeps a crowd of workers from landing
  * on the boundary together. 5xx and transport failures: the spec says retry after 1–2 s.
+ *
+ * A grant found past its send-by time (LateGrantError: the process stalled between grant and
+ * send) sent nothing: it is given back and another is taken at once, ahead of first attempts, and
+ * it is not an attempt. After MAX_LATE_GRANTS in a row the next grant is used however late, so a
+ * process too loaded to ever send on time still makes progress (the service answers 429 at worst,
+ * which is retried as above).
  */
 import { AbortedError } from '../errors.ts';
 import { sleep } from '../sleep.ts';
 import type { AcquireOptions, Grant, RequestGate } from './gate.ts';
-import { ApiError, RateLimitedError, isRetryable } from './errors.ts';
+import { ApiError, LateGrantError, RateLimitedError, isRetryable } from './errors.ts';
+
+/** Late grants given back in a row before the next one is used however late. */
+export const MAX_LATE_GRANTS = 3;
 
 export interface RetryPolicy {
   /** Attempts in all when every answer is 429 (default 6). */
@@ -71,13 +80,21 @@ export async function withRetry<T>(
   const signal = deps.acquire?.signal;
   let rateLimited = 0;
   let transient = 0;
+  let late = 0;
   for (let n = 1; ; n++) {
     if (signal?.aborted) throw new AbortedError();
-    const grant = await deps.gate.acquire(n === 1 ? deps.acquire : { ...deps.acquire, retry: true });
+    const grant = await deps.gate.acquire(n === 1 && late === 0 ? deps.acquire : { ...deps.acquire, retry: true });
     let outcome: { value: T; status: number };
     try {
-      outcome = await attempt(grant, n);
+      outcome = await attempt(late < MAX_LATE_GRANTS ? grant : { key: grant.key, fingerprint: grant.fingerprint }, n);
     } catch (error) {
+      if (error instanceof LateGrantError) {
+        late++;
+        n--; // not an attempt: the next grant keeps this attempt's number
+        await deps.gate.giveBack?.(grant, deps.acquire?.jobId === undefined ? {} : { jobId: deps.acquire.jobId });
+        continue;
+      }
+      late = 0;
       // An aborted attempt may still have reached the service, so it is reported as a transport end.
       await deps.gate.report(grant, { status: statusOf(error) });
       if (!isRetryable(error)) throw error;

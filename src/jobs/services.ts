@@ -59,16 +59,20 @@ async function checkRedis(redis: RedisConnection, url: string): Promise<void> {
   }
 }
 
-/** A gate that hands out one grant already taken, for a call that must use that very key. */
+/**
+ * A gate that hands out one grant already taken, for a call that must use that very key. The
+ * grant goes out however late (it has no send-by time): there is no second one to take instead.
+ */
 function oneGrantGate(grant: Grant, gate: RequestGate): RequestGate {
   let used = false;
   return {
     async acquire() {
       if (used) throw new AppError(ErrorCode.API_TRANSIENT, 'quota sync gets one attempt per key');
       used = true;
-      return grant;
+      return { key: grant.key, fingerprint: grant.fingerprint };
     },
-    report: (g, outcome) => gate.report(g, outcome),
+    // The grant as taken: the gate reads what it knows of it (its key's strikes).
+    report: (_used, outcome) => gate.report(grant, outcome),
   };
 }
 

@@ -41,6 +41,7 @@ export type FetchUsage = (grant: Grant) => Promise<Usage>;
 /** A grant plus when its rate slot opened, by the Redis clock (ms since the epoch). */
 export interface RedisGrant extends Grant {
   readonly slotAt: number;
+  readonly sendBy: number;
   /** The key's consecutive 429s when granted: with none, a clean answer is not reported to Redis. */
   readonly strikes: number;
 }
@@ -55,6 +56,8 @@ export interface LimiterStats {
   reportsSkipped: number;
   /** Grants handed out. */
   grants: number;
+  /** Grants given back unused (their request would have gone out too late). */
+  givenBack: number;
 }
 
 export interface Usage {

@@ -304,3 +304,15 @@ if (ARGV[2] == '' or tonumber(ARGV[2]) > 0) and redis.call('HGET', KEYS[1], 'rea
 end
 return 1
 `;
+
+/**
+ * A grant that was never used (its request would have gone out past its slot): its quota unit
+ * and its job's budget unit come back; its rate slot stays spent. KEYS: quota, budget (absent for
+ * none). A quota at 0 is not raised: the key may have been parked by the service's 403 since.
+ */
+export const GIVE_BACK_LUA = `
+local q = tonumber(redis.call('GET', KEYS[1]) or '')
+if q and q > 0 then redis.call('INCR', KEYS[1]) end
+if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('INCR', KEYS[2]) end
+return 1
+`;

@@ -25,6 +25,7 @@ import { ScheduleKeys } from './schedule-keys.ts';
 import { LimiterStateLostError } from './state-lost.ts';
 import { UNKNOWN_SYNC_BACKOFF_MS, UnknownQuotaSyncs } from './unknown-quota.ts';
 import { WaitLine, type LineStep } from './wait-line.ts';
+import { ClockOffset } from './clock-offset.ts';
 
 export type { FetchUsage, KeyState, LimiterStats, QuotaSyncResult, RedisGateOptions, RedisGrant, Usage };
 
@@ -83,7 +84,8 @@ export class RedisGate implements RequestGate {
   #usageSource: FetchUsage | null = null;
   readonly #unknownSyncs = new UnknownQuotaSyncs();
   readonly #lanes = new Map<string, Lane>();
-  readonly #stats: LimiterStats = { acquireCalls: 0, reportCalls: 0, reportsSkipped: 0, grants: 0 };
+  readonly #stats: LimiterStats = { acquireCalls: 0, reportCalls: 0, reportsSkipped: 0, grants: 0, givenBack: 0 };
+  readonly #clock = new ClockOffset();
 
   constructor(options: RedisGateOptions) {
     if (options.keys.length === 0) throw new ConfigError('the limiter needs at least one API key');
@@ -143,6 +145,14 @@ export class RedisGate implements RequestGate {
     if (status === 429) this.#logger.debug({ fingerprint, until }, 'key rate-limited by the service; cooling');
     else if (status === 401) this.#logger.error({ fingerprint }, 'key rejected (401): disabled until unparked');
     else if (status === 403 || status === 402) this.#logger.warn({ fingerprint, status, until }, 'key out of quota: parked');
+  }
+
+  /** An unused grant (sent past its send-by time) returns its quota and budget units; see GIVE_BACK_LUA. */
+  async giveBack(grant: Grant, options: { jobId?: string }): Promise<void> {
+    this.#stats.givenBack++;
+    const budget = options.jobId === undefined ? null : this.#layout.budget(options.jobId);
+    await this.#scripts.giveBack(this.#namesOf(grant.fingerprint), budget);
+    this.#logger.debug({ fingerprint: grant.fingerprint }, 'grant came too late to send; given back');
   }
 
   /** Where the gate asks for a key's quota when a backfill finds it unknown (set once the client exists). */
@@ -309,7 +319,11 @@ export class RedisGate implements RequestGate {
         if (key === undefined) throw new Error(`limiter granted an unconfigured key ${reply.fingerprint}`);
         // The usage call that seeds the quota is itself granted while the quota is unknown.
         if (reply.quotaUnknown && mode !== 'sync') this.#warnUnknownQuota(reply.fingerprint);
-        const grant: RedisGrant = { key, fingerprint: reply.fingerprint, slotAt: reply.slotAt, strikes: reply.strikes };
+        // Sent later than its slot plus the headroom, a request could share a one-second window
+        // with `rate` more of its key: the attempt then sends nothing and gives the grant back.
+        this.#clock.observe(Date.now(), reply.slotAt - reply.delayMs);
+        const sendBy = reply.slotAt + this.#clock.ms + this.#headroomMs;
+        const grant: RedisGrant = { key, fingerprint: reply.fingerprint, slotAt: reply.slotAt, strikes: reply.strikes, sendBy };
         return { kind: 'granted', value: { grant, grantedBefore: reply.grantedBefore, delayMs: reply.delayMs }, ready: reply.ready, nextMs: reply.nextMs };
       }
       case 'wait':

@@ -4,7 +4,7 @@
  */
 import type { RedisConnection } from '../redis-keys.ts';
 import type { KeyRedisNames } from './key-layout.ts';
-import { ACQUIRE_LUA, ADMIN_LUA, REPORT_LUA, SYNC_QUOTA_LUA } from './lua.ts';
+import { ACQUIRE_LUA, ADMIN_LUA, GIVE_BACK_LUA, REPORT_LUA, SYNC_QUOTA_LUA } from './lua.ts';
 
 type ScriptFn = (numKeys: number, ...args: string[]) => Promise<unknown>;
 
@@ -13,6 +13,7 @@ const NAMES = {
   report: 'harvestLimiterReport',
   syncQuota: 'harvestLimiterSyncQuota',
   admin: 'harvestLimiterAdmin',
+  giveBack: 'harvestLimiterGiveBack',
 } as const;
 
 const SOURCES: Record<keyof typeof NAMES, string> = {
@@ -20,6 +21,7 @@ const SOURCES: Record<keyof typeof NAMES, string> = {
   report: REPORT_LUA,
   syncQuota: SYNC_QUOTA_LUA,
   admin: ADMIN_LUA,
+  giveBack: GIVE_BACK_LUA,
 };
 
 export type AcquireMode = 'watch' | 'backfill' | 'sync';
@@ -86,6 +88,8 @@ export interface LimiterScripts {
     recheckMs: number,
     stateTtlMs: number,
   ): Promise<number>;
+  /** Returns an unused grant's quota unit, and its job's budget unit when `budget` names one. */
+  giveBack(key: KeyRedisNames, budget: string | null): Promise<void>;
   unpark(key: KeyRedisNames): Promise<void>;
   setQuota(key: KeyRedisNames, remaining: number | null): Promise<void>;
 }
@@ -153,6 +157,7 @@ export function defineLimiterScripts(redis: RedisConnection): LimiterScripts {
   const report = commandOf(redis, NAMES.report);
   const syncQuota = commandOf(redis, NAMES.syncQuota);
   const admin = commandOf(redis, NAMES.admin);
+  const giveBack = commandOf(redis, NAMES.giveBack);
 
   return {
     async acquire(call) {
@@ -199,6 +204,10 @@ export function defineLimiterScripts(redis: RedisConnection): LimiterScripts {
         String(Math.ceil(stateTtlMs)),
       );
       return num(raw);
+    },
+    async giveBack(key, budget) {
+      // A name derived from the quota's keeps the hash slot when there is no budget (see acquire).
+      await giveBack(2, key.quota, budget ?? `${key.quota}:no-budget`);
     },
     async unpark(key) {
       await admin(2, key.state, key.quota, 'unpark', '');

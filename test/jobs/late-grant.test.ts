@@ -1,0 +1,110 @@
+/**
+ * A grant the process could not use in time (it stalled between grant and send) is given back,
+ * not sent: sent late, a request can share one of the service's one-second windows with `rate`
+ * more of its key, and the service answers 429 (seen in the three-process many-keys bench: sends
+ * up to 157 ms late while three workers started at once, 429s one second later). Real limiter on
+ * real Redis, real HTTP to the simulator; the stall is a busy loop right after the grant.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ApiClient } from '../../src/api-client/client.ts';
+import { LateGrantError } from '../../src/api-client/errors.ts';
+import type { AttemptRecord } from '../../src/api-client/executor.ts';
+import type { AcquireOptions, Grant, RequestGate } from '../../src/api-client/gate.ts';
+import { createHttpClient } from '../../src/api-client/http.ts';
+import { MAX_LATE_GRANTS } from '../../src/api-client/retry.ts';
+import { createRedisGate, type RedisGate } from '../../src/jobs/limiter/redis-gate.ts';
+import { startSimulator, type RunningSimulator } from '../../src/simulator/index.ts';
+import { apiKeys, useLimiterRedis } from './fixtures/limiter-redis.ts';
+
+const limiter = useLimiterRedis();
+const [KEY] = apiKeys('late-grant-key');
+
+/** The limiter's gate, with the process stalling (event loop blocked) past the send-by time of the first `stalls` grants. */
+function stallingGate(gate: RedisGate, stalls: number): RequestGate {
+  let left = stalls;
+  return {
+    async acquire(options?: AcquireOptions) {
+      const grant = await gate.acquire(options);
+      if (left-- > 0) {
+        while (Date.now() <= grant.sendBy + 2) {
+          // A stall: nothing else runs, as in a long GC pause or a compile.
+        }
+      }
+      return grant;
+    },
+    report: (grant, outcome) => gate.report(grant, outcome),
+    giveBack: (grant, options) => gate.giveBack(grant, options),
+  };
+}
+
+describe('late grants', () => {
+  let sim: RunningSimulator;
+  let gate: RedisGate;
+  const attempts: AttemptRecord[] = [];
+
+  beforeEach(async () => {
+    sim = await startSimulator({ port: 0, keys: [KEY!.key], seed: 7, scale: 'small' });
+    gate = createRedisGate({ redis: limiter.redis, prefix: limiter.prefix, keyNamespace: limiter.prefix, keys: [KEY!], ratePerKey: 20, watchReserve: 0 });
+    await gate.setQuota(KEY!.fingerprint, 100);
+    attempts.length = 0;
+  });
+  afterEach(async () => {
+    await sim.close();
+  });
+
+  const clientWith = (g: RequestGate): ApiClient => new ApiClient({ baseUrl: sim.url, gate: g, timeoutMs: 5000, onAttempt: (a) => attempts.push(a) });
+  const handle = (): string => sim.world.users.find((u) => !u.protected && !u.suspended && !u.deleted)!.username;
+
+  it('the HTTP client sends nothing once the send-by time has passed', async () => {
+    const http = createHttpClient({ baseUrl: sim.url });
+    try {
+      const request = { method: 'GET' as const, path: '/v3/info', query: { username: handle() }, key: KEY!.key, keyFingerprint: KEY!.fingerprint, endpoint: 'GET /v3/info' };
+      const error = await http.send({ ...request, sendBy: Date.now() - 1 }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(LateGrantError);
+      expect(sim.control.requestLog()).toHaveLength(0);
+      // In time, the same request goes out.
+      expect((await http.send({ ...request, sendBy: Date.now() + 60_000 })).status).toBe(200);
+      expect(sim.control.requestLog()).toHaveLength(1);
+    } finally {
+      await http.close();
+    }
+  });
+
+  it('a late grant is given back (quota and budget) and the call goes out on the next one, once', async () => {
+    await gate.setBudget('job-1', 10);
+    const client = clientWith(stallingGate(gate, 1));
+    try {
+      const user = await client.info({ username: handle() }, { jobId: 'job-1' });
+      expect(user.username).toBe(handle());
+    } finally {
+      await client.close();
+    }
+    expect(sim.control.requestLog()).toHaveLength(1);
+    // One attempt, numbered 1: the late grant sent nothing and is not an attempt.
+    expect(attempts.map((a) => [a.status, a.attempt])).toEqual([[200, 1]]);
+    expect(gate.stats()).toMatchObject({ grants: 2, givenBack: 1 });
+    // Two grants taken, one given back: one unit of each spent.
+    expect((await gate.keyStates())[0]?.remaining).toBe(99);
+    expect(await gate.budgetRemaining('job-1')).toBe(9);
+  });
+
+  it(`after ${MAX_LATE_GRANTS} late grants in a row the next is sent however late`, async () => {
+    const client = clientWith(stallingGate(gate, 100));
+    try {
+      await client.info({ username: handle() });
+    } finally {
+      await client.close();
+    }
+    expect(sim.control.requestLog()).toHaveLength(1);
+    expect(attempts).toHaveLength(1);
+    expect(gate.stats()).toMatchObject({ grants: MAX_LATE_GRANTS + 1, givenBack: MAX_LATE_GRANTS });
+    expect((await gate.keyStates())[0]?.remaining).toBe(99);
+  });
+
+  it('a spent quota is not raised by a give-back (the service may have parked the key since)', async () => {
+    const grant: Grant = await gate.acquire();
+    await gate.setQuota(KEY!.fingerprint, 0);
+    await gate.giveBack(grant, {});
+    expect((await gate.keyStates())[0]?.remaining).toBe(0);
+  });
+});
