@@ -73,6 +73,11 @@ export function buildQuery(query: QueryParams | undefined): string {
   return parts.length > 0 ? `?${parts.join('&')}` : '';
 }
 
+/** How many ms past its grant's send-by time the request is now (≤ 0: in time, or no limit). */
+function lateBy(request: HttpRequest): number {
+  return request.sendBy === undefined ? 0 : Date.now() - request.sendBy;
+}
+
 function transportCodeOf(error: unknown): string | null {
   if (error && typeof error === 'object' && 'code' in error && typeof error.code === 'string') return error.code;
   return null;
@@ -107,6 +112,9 @@ export function createHttpClient(options: HttpOptions): HttpClient {
   function send(request: HttpRequest): Promise<HttpResponse> {
     if (closed) return Promise.reject(new AbortedError('API client is closed'));
     if (request.signal?.aborted) return Promise.reject(new AbortedError());
+    // Already late: refused before undici, whose abort in onRequestStart destroys the connection.
+    const lateMs = lateBy(request);
+    if (lateMs > 0) return Promise.reject(new LateGrantError(lateMs));
     const headers: Record<string, string> = { ApiKey: request.key, Accept: 'application/json' };
     let body: string | undefined;
     if (request.method === 'POST') {
@@ -155,9 +163,9 @@ export function createHttpClient(options: HttpOptions): HttpClient {
               c.abort(new AbortedError());
               return;
             }
-            // Checked here, the last moment before undici writes the request.
-            const lateMs = request.sendBy === undefined ? 0 : Date.now() - request.sendBy;
-            if (lateMs > 0) fail(new LateGrantError(lateMs));
+            // Checked again here, the last moment before undici writes the request.
+            const late = lateBy(request);
+            if (late > 0) fail(new LateGrantError(late));
           },
           onResponseStart(c, statusCode, responseHeaders) {
             status = statusCode;

@@ -70,6 +70,23 @@ describe('late grants', () => {
     }
   });
 
+  it('a request that waited for a connection past its send-by time is not sent', async () => {
+    await sim.close();
+    sim = await startSimulator({ port: 0, keys: [KEY!.key], seed: 7, scale: 'small', latencyMs: [300, 300] });
+    const http = createHttpClient({ baseUrl: sim.url, connections: 1 });
+    try {
+      const request = { method: 'GET' as const, path: '/v3/info', query: { username: handle() }, key: KEY!.key, keyFingerprint: KEY!.fingerprint, endpoint: 'GET /v3/info' };
+      // The one connection is busy for 300 ms; the second request's send-by passes while it waits.
+      const first = http.send(request);
+      const second = http.send({ ...request, sendBy: Date.now() + 100 }).catch((e: unknown) => e);
+      expect((await first).status).toBe(200);
+      expect(await second).toBeInstanceOf(LateGrantError);
+      expect(sim.control.requestLog()).toHaveLength(1);
+    } finally {
+      await http.close();
+    }
+  });
+
   it('a late grant is given back (quota and budget) and the call goes out on the next one, once', async () => {
     await gate.setBudget('job-1', 10);
     const client = clientWith(stallingGate(gate, 1));
