@@ -22,13 +22,11 @@ import { GroupCommitter } from '../store/group-commit.ts';
 
 /**
  * How long a page fetched ahead of its commit may wait to share a transaction (GroupCommitter's
- * gatherMs). Off: at 250 ms one key's batches held ~3.7 pages instead of 1 and the worker spent
- * ~15% less CPU a page, but a gathered batch is built in one longer synchronous stretch, and a
- * limiter grant whose answer waits behind it reaches the service late: two full test runs of
- * nine under load saw a 429 (the limiter's headroom is 25 ms). Turn it on again once a batch is
- * built in steps that let grants through (bench/README.md).
+ * gatherMs): at one key's rate, batches hold ~3.7 pages instead of 1 and the worker spends less
+ * CPU a page. It was off for a while because a longer synchronous stretch can delay a granted
+ * request past its slot; a late grant is now given back instead of sent (LateGrantError).
  */
-const GATHER_MS = 0;
+const GATHER_MS = 250;
 
 export interface HarvesterOptions {
   /** Backfill slices walked at once by this process. */
