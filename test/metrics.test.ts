@@ -68,6 +68,14 @@ describe('HarvestMetrics over HTTP', () => {
     expect(text).toContain('harvest_request_duration_seconds_bucket{le="30",endpoint="GET /v3/info"} 1');
   });
 
+  it('counts grants given back unsent per key fingerprint', async () => {
+    const m = new HarvestMetrics({ defaultMetrics: false });
+    m.observeGiveBack('k_aaaa1111');
+    m.observeGiveBack('k_aaaa1111');
+    const { text } = await scrape(m);
+    expect(samples(text, 'harvest_grants_given_back_total')).toEqual(['harvest_grants_given_back_total{key="k_aaaa1111"} 2']);
+  });
+
   it('counts pages, tweets, new tweets and users', async () => {
     const m = new HarvestMetrics({ defaultMetrics: false });
     m.observePage({ jobId: '1', sliceId: '2', tweets: 20, users: 0, newTweets: 18 });

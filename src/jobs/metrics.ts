@@ -54,6 +54,12 @@ export class HarvestMetrics {
     labelNames: ['key'] as const,
     registers: [this.registry],
   });
+  readonly #givenBack = new Counter({
+    name: 'harvest_grants_given_back_total',
+    help: 'Limiter grants given back unsent because the process could not send them within their slot (an overloaded worker).',
+    labelNames: ['key'] as const,
+    registers: [this.registry],
+  });
   readonly #duration = new Histogram({
     name: 'harvest_request_duration_seconds',
     help: 'Time to the full response of each attempt, by endpoint route.',
@@ -127,6 +133,10 @@ export class HarvestMetrics {
     this.#requests.inc({ endpoint: a.endpoint, status: String(a.status), key: a.keyFingerprint });
     if (a.status === 429) this.#rateLimited.inc({ key: a.keyFingerprint });
     this.#duration.observe({ endpoint: a.endpoint }, a.durationMs / 1000);
+  }
+
+  observeGiveBack(fingerprint: string): void {
+    this.#givenBack.inc({ key: fingerprint });
   }
 
   observePage(p: { jobId: string; sliceId: string; tweets: number; users: number; newTweets: number }): void {

@@ -87,6 +87,8 @@ export function usageSource(client: ApiClient, gate: RequestGate): FetchUsage {
 export interface OpenServicesOptions {
   /** Also told of every attempt (metrics). */
   onAttempt?: (a: AttemptRecord) => void;
+  /** Told of every grant the limiter took back unused (metrics). */
+  onGiveBack?: (fingerprint: string) => void;
 }
 
 export async function openServices(config: Config, logger: Logger, options: OpenServicesOptions = {}): Promise<Services> {
@@ -127,6 +129,7 @@ export async function openServices(config: Config, logger: Logger, options: Open
     watchReserve: config.watchReserve,
     recheckMs: config.quotaRecheckMs,
     logger,
+    ...(options.onGiveBack ? { onGiveBack: options.onGiveBack } : {}),
   });
   // Requests made outside any page (quota syncs, estimates) are still accounted for.
   const orphan = (a: AttemptRecord) => {

@@ -41,12 +41,22 @@ describe('late grants', () => {
   let sim: RunningSimulator;
   let gate: RedisGate;
   const attempts: AttemptRecord[] = [];
+  const givenBack: string[] = [];
 
   beforeEach(async () => {
     sim = await startSimulator({ port: 0, keys: [KEY!.key], seed: 7, scale: 'small' });
-    gate = createRedisGate({ redis: limiter.redis, prefix: limiter.prefix, keyNamespace: limiter.prefix, keys: [KEY!], ratePerKey: 20, watchReserve: 0 });
+    gate = createRedisGate({
+      redis: limiter.redis,
+      prefix: limiter.prefix,
+      keyNamespace: limiter.prefix,
+      keys: [KEY!],
+      ratePerKey: 20,
+      watchReserve: 0,
+      onGiveBack: (fingerprint) => givenBack.push(fingerprint),
+    });
     await gate.setQuota(KEY!.fingerprint, 100);
     attempts.length = 0;
+    givenBack.length = 0;
   });
   afterEach(async () => {
     await sim.close();
@@ -100,6 +110,7 @@ describe('late grants', () => {
     // One attempt, numbered 1: the late grant sent nothing and is not an attempt.
     expect(attempts.map((a) => [a.status, a.attempt])).toEqual([[200, 1]]);
     expect(gate.stats()).toMatchObject({ grants: 2, givenBack: 1 });
+    expect(givenBack).toEqual([KEY!.fingerprint]);
     // Two grants taken, one given back: one unit of each spent.
     expect((await gate.keyStates())[0]?.remaining).toBe(99);
     expect(await gate.budgetRemaining('job-1')).toBe(9);

@@ -72,7 +72,7 @@ export function registerOperateCommands(program: Command, state: CliState): void
           await dashboard?.close();
           await server?.close();
         },
-        metrics ? { onAttempt: (a) => metrics.observeAttempt(a) } : {},
+        metrics ? { onAttempt: (a) => metrics.observeAttempt(a), onGiveBack: (fp) => metrics.observeGiveBack(fp) } : {},
       );
     });
 

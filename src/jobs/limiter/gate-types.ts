@@ -26,6 +26,8 @@ export interface RedisGateOptions {
   /** How long a key parked by 403/402 (without a known validUntil) waits for a recheck; default 10 min. */
   recheckMs?: number;
   logger?: Logger;
+  /** Told of every grant given back unused (metrics: a process too loaded to send on time). */
+  onGiveBack?: (fingerprint: string) => void;
   /**
    * Fail closed after a Redis loss (ARCHITECTURE invariant 3). When given, an acquire for a job
    * is refused with LimiterStateLostError while the deployment's epoch key (written by

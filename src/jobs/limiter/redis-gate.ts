@@ -86,6 +86,7 @@ export class RedisGate implements RequestGate {
   readonly #lanes = new Map<string, Lane>();
   readonly #stats: LimiterStats = { acquireCalls: 0, reportCalls: 0, reportsSkipped: 0, grants: 0, givenBack: 0 };
   readonly #clock = new ClockOffset();
+  readonly #onGiveBack: ((fingerprint: string) => void) | null;
 
   constructor(options: RedisGateOptions) {
     if (options.keys.length === 0) throw new ConfigError('the limiter needs at least one API key');
@@ -106,6 +107,7 @@ export class RedisGate implements RequestGate {
     this.#recheckMs = options.recheckMs ?? DEFAULT_RECHECK_MS;
     this.#reserve = options.watchReserve;
     this.#logger = (options.logger ?? silentLogger).child({ component: 'limiter' });
+    this.#onGiveBack = options.onGiveBack ?? null;
   }
 
   acquire(options: AcquireOptions = {}): Promise<RedisGrant> {
@@ -150,6 +152,7 @@ export class RedisGate implements RequestGate {
   /** An unused grant (sent past its send-by time) returns its quota and budget units; see GIVE_BACK_LUA. */
   async giveBack(grant: Grant, options: { jobId?: string }): Promise<void> {
     this.#stats.givenBack++;
+    this.#onGiveBack?.(grant.fingerprint);
     const budget = options.jobId === undefined ? null : this.#layout.budget(options.jobId);
     await this.#scripts.giveBack(this.#namesOf(grant.fingerprint), budget);
     this.#logger.debug({ fingerprint: grant.fingerprint }, 'grant came too late to send; given back');
