@@ -50,7 +50,8 @@ function runChild(base: string): Promise<Figures> {
   });
   return new Promise((resolve, reject) => {
     child.once('error', reject);
-    child.once('exit', (code, signal) => {
+    // 'close', not 'exit': stdout may still hold the figures line when the process has exited.
+    child.once('close', (code, signal) => {
       const line = out.split('\n').find((l) => l.startsWith(FIGURES_MARK));
       if (code !== 0 || !line) {
         reject(new Error(`bench ${base} failed (${signal ?? `exit ${code}`})`));

@@ -138,7 +138,6 @@ export class UnexpectedStatusError extends ApiError {
   }
 }
 
-/** Replaces every occurrence of the key (a service may echo it) with its fingerprint. */
 /**
  * The attempt's grant came too late to be used: its request would have reached the service later
  * than its rate slot allows (the process stalled between grant and send), so it was not sent. The
@@ -153,6 +152,7 @@ export class LateGrantError extends AppError {
   }
 }
 
+/** Replaces every occurrence of the key (a service may echo it) with its fingerprint. */
 export function scrubKey(text: string, key: string, fingerprint: string): string {
   return key.length > 0 && text.includes(key) ? text.split(key).join(fingerprint) : text;
 }

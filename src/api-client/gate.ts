@@ -20,7 +20,7 @@ export interface Grant {
   readonly key: string;
   readonly fingerprint: string;
   /**
-   * Local time (epoch ms) after which the request must not go out: sent later, it could share one
+   * Local time (`localNow()`, epoch ms) after which the request must not go out: sent later, it could share one
    * of the service's one-second windows with more requests of its key than the rate allows. An
    * attempt that finds it passed sends nothing and gives the grant back (`giveBack`). Absent: no
    * limit (a gate with no shared schedule).
@@ -39,6 +39,17 @@ export interface RequestGate {
   acquire(options?: AcquireOptions): Promise<Grant>;
   /** 429 makes the key wait for the next window, 403/402 parks it, 401 disables it. */
   report(grant: Grant, outcome: AttemptOutcome): Promise<void>;
-  /** Returns what an unused grant spent (its key's quota unit, the job's budget unit); its rate slot stays used. */
-  giveBack?(grant: Grant, options: { jobId?: string }): Promise<void>;
+  /**
+   * Returns what an unused grant spent (its key's quota unit, the job's budget unit); its rate slot
+   * stays used. Required, so every wrapper of a gate has to pass it on.
+   */
+  giveBack(grant: Grant, options: { jobId?: string }): Promise<void>;
+}
+
+/**
+ * The local clock that send-by times are in: epoch ms, but monotonic (an NTP step of the wall
+ * clock while the process runs does not move it), so a grant's send-by time stays comparable.
+ */
+export function localNow(): number {
+  return performance.timeOrigin + performance.now();
 }

@@ -12,6 +12,7 @@ import { Pool, request as undiciRequest, type Dispatcher } from 'undici';
 import { parseBaseUrl } from '../config.ts';
 import { AbortedError } from '../errors.ts';
 import { InvalidResponseError, LateGrantError, TransientError } from './errors.ts';
+import { localNow } from './gate.ts';
 
 export type HttpMethod = 'GET' | 'POST';
 export type QueryValue = string | number | boolean | readonly string[] | null | undefined;
@@ -75,7 +76,7 @@ export function buildQuery(query: QueryParams | undefined): string {
 
 /** How many ms past its grant's send-by time the request is now (≤ 0: in time, or no limit). */
 function lateBy(request: HttpRequest): number {
-  return request.sendBy === undefined ? 0 : Date.now() - request.sendBy;
+  return request.sendBy === undefined ? 0 : localNow() - request.sendBy;
 }
 
 function transportCodeOf(error: unknown): string | null {

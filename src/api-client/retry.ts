@@ -91,7 +91,7 @@ export async function withRetry<T>(
       if (error instanceof LateGrantError) {
         late++;
         n--; // not an attempt: the next grant keeps this attempt's number
-        await deps.gate.giveBack?.(grant, deps.acquire?.jobId === undefined ? {} : { jobId: deps.acquire.jobId });
+        await deps.gate.giveBack(grant, deps.acquire?.jobId === undefined ? {} : { jobId: deps.acquire.jobId });
         continue;
       }
       late = 0;

@@ -21,5 +21,9 @@ export function createStaticGate(keys: readonly ApiKeyConfig[]): RequestGate {
     report(): Promise<void> {
       return Promise.resolve();
     },
+    // Its grants have no send-by time, so none is ever given back.
+    giveBack(): Promise<void> {
+      return Promise.resolve();
+    },
   };
 }

@@ -57,6 +57,7 @@ export class RateWaitTracker {
         }
       },
       report: (grant, outcome) => gate.report(grant, outcome),
+      giveBack: (grant, options) => gate.giveBack(grant, options),
     };
   }
 

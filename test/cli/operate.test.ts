@@ -46,13 +46,14 @@ describe('operating commands', () => {
     const slow: RequestGate = {
       acquire: () => new Promise((resolve) => setTimeout(() => resolve({ key: 'k', fingerprint: 'k_x' }), 700)),
       report: async () => undefined,
+      giveBack: async () => undefined,
     };
     const tracker = new RateWaitTracker(h.services.redis, h.prefix);
     const pending = tracker.wrap(slow).acquire({ jobId: '77' });
     await new Promise((r) => setTimeout(r, 450));
     expect(await tracker.waitingJobs()).toContain('77');
     await pending;
-    const fast = tracker.wrap({ acquire: async () => ({ key: 'k', fingerprint: 'k_x' }), report: async () => undefined });
+    const fast = tracker.wrap({ acquire: async () => ({ key: 'k', fingerprint: 'k_x' }), report: async () => undefined, giveBack: async () => undefined });
     await fast.acquire({ jobId: '78' });
     expect(await tracker.waitingJobs()).not.toContain('78');
   });

@@ -9,31 +9,37 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ApiClient } from '../../src/api-client/client.ts';
 import { LateGrantError } from '../../src/api-client/errors.ts';
 import type { AttemptRecord } from '../../src/api-client/executor.ts';
-import type { AcquireOptions, Grant, RequestGate } from '../../src/api-client/gate.ts';
+import { localNow, type AcquireOptions, type Grant, type RequestGate } from '../../src/api-client/gate.ts';
 import { createHttpClient } from '../../src/api-client/http.ts';
 import { MAX_LATE_GRANTS } from '../../src/api-client/retry.ts';
 import { createRedisGate, type RedisGate } from '../../src/jobs/limiter/redis-gate.ts';
+import { RateWaitTracker } from '../../src/jobs/rate-wait.ts';
 import { startSimulator, type RunningSimulator } from '../../src/simulator/index.ts';
 import { apiKeys, useLimiterRedis } from './fixtures/limiter-redis.ts';
 
 const limiter = useLimiterRedis();
 const [KEY] = apiKeys('late-grant-key');
 
-/** The limiter's gate, with the process stalling (event loop blocked) past the send-by time of the first `stalls` grants. */
+/**
+ * The limiter's gate as the worker's client has it (wrapped by the rate-wait tracker, see
+ * openServices), with the process stalling (event loop blocked) past the send-by time of the
+ * first `stalls` grants.
+ */
 function stallingGate(gate: RedisGate, stalls: number): RequestGate {
+  const wrapped = new RateWaitTracker(limiter.redis, limiter.prefix).wrap(gate);
   let left = stalls;
   return {
     async acquire(options?: AcquireOptions) {
-      const grant = await gate.acquire(options);
+      const grant = await wrapped.acquire(options);
       if (left-- > 0) {
-        while (Date.now() <= grant.sendBy + 2) {
+        while (localNow() <= grant.sendBy! + 2) {
           // A stall: nothing else runs, as in a long GC pause or a compile.
         }
       }
       return grant;
     },
-    report: (grant, outcome) => gate.report(grant, outcome),
-    giveBack: (grant, options) => gate.giveBack(grant, options),
+    report: (grant, outcome) => wrapped.report(grant, outcome),
+    giveBack: (grant, options) => wrapped.giveBack(grant, options),
   };
 }
 
@@ -69,11 +75,11 @@ describe('late grants', () => {
     const http = createHttpClient({ baseUrl: sim.url });
     try {
       const request = { method: 'GET' as const, path: '/v3/info', query: { username: handle() }, key: KEY!.key, keyFingerprint: KEY!.fingerprint, endpoint: 'GET /v3/info' };
-      const error = await http.send({ ...request, sendBy: Date.now() - 1 }).catch((e: unknown) => e);
+      const error = await http.send({ ...request, sendBy: localNow() - 1 }).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(LateGrantError);
       expect(sim.control.requestLog()).toHaveLength(0);
       // In time, the same request goes out.
-      expect((await http.send({ ...request, sendBy: Date.now() + 60_000 })).status).toBe(200);
+      expect((await http.send({ ...request, sendBy: localNow() + 60_000 })).status).toBe(200);
       expect(sim.control.requestLog()).toHaveLength(1);
     } finally {
       await http.close();
@@ -88,7 +94,7 @@ describe('late grants', () => {
       const request = { method: 'GET' as const, path: '/v3/info', query: { username: handle() }, key: KEY!.key, keyFingerprint: KEY!.fingerprint, endpoint: 'GET /v3/info' };
       // The one connection is busy for 300 ms; the second request's send-by passes while it waits.
       const first = http.send(request);
-      const second = http.send({ ...request, sendBy: Date.now() + 100 }).catch((e: unknown) => e);
+      const second = http.send({ ...request, sendBy: localNow() + 100 }).catch((e: unknown) => e);
       expect((await first).status).toBe(200);
       expect(await second).toBeInstanceOf(LateGrantError);
       expect(sim.control.requestLog()).toHaveLength(1);
@@ -127,6 +133,21 @@ describe('late grants', () => {
     expect(attempts).toHaveLength(1);
     expect(gate.stats()).toMatchObject({ grants: MAX_LATE_GRANTS + 1, givenBack: MAX_LATE_GRANTS });
     expect((await gate.keyStates())[0]?.remaining).toBe(99);
+  });
+
+  it('grants used at once are not given back, and their send-by time is their slot plus the headroom', async () => {
+    const client = clientWith(new RateWaitTracker(limiter.redis, limiter.prefix).wrap(gate));
+    try {
+      for (let i = 0; i < 5; i++) await client.info({ username: handle() });
+    } finally {
+      await client.close();
+    }
+    expect(sim.control.requestLog()).toHaveLength(5);
+    expect(gate.stats()).toMatchObject({ grants: 5, givenBack: 0 });
+    // One host: the clocks agree to within a few ms, so send-by ≈ slot + 25 ms of headroom.
+    const grant = await gate.acquire();
+    expect(grant.sendBy - grant.slotAt).toBeGreaterThanOrEqual(20);
+    expect(grant.sendBy - grant.slotAt).toBeLessThanOrEqual(45);
   });
 
   it('a spent quota is not raised by a give-back (the service may have parked the key since)', async () => {

@@ -23,6 +23,7 @@ function slowGate(ms: number): RequestGate {
   return {
     acquire: () => new Promise((resolve) => setTimeout(() => resolve({ key: 'k', fingerprint: 'k_x' }), ms)),
     report: async () => undefined,
+    giveBack: async () => undefined,
   };
 }
 

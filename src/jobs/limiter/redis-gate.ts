@@ -10,7 +10,7 @@
  * Redis Cluster runs each script on one node (key-layout.ts).
  */
 import { randomUUID } from 'node:crypto';
-import type { AcquireOptions, AttemptOutcome, Grant, RequestGate } from '../../api-client/gate.ts';
+import { localNow, type AcquireOptions, type AttemptOutcome, type Grant, type RequestGate } from '../../api-client/gate.ts';
 import { ConfigError } from '../../errors.ts';
 import { silentLogger, type Logger } from '../../logger.ts';
 import { sleep } from '../../sleep.ts';
@@ -154,8 +154,13 @@ export class RedisGate implements RequestGate {
     this.#stats.givenBack++;
     this.#onGiveBack?.(grant.fingerprint);
     const budget = options.jobId === undefined ? null : this.#layout.budget(options.jobId);
-    await this.#scripts.giveBack(this.#namesOf(grant.fingerprint), budget);
-    this.#logger.debug({ fingerprint: grant.fingerprint }, 'grant came too late to send; given back');
+    try {
+      await this.#scripts.giveBack(this.#namesOf(grant.fingerprint), budget);
+      this.#logger.debug({ fingerprint: grant.fingerprint }, 'grant came too late to send; given back');
+    } catch (error) {
+      // A refund that fails only leaves one unit spent: not worth failing the call for.
+      this.#logger.warn({ fingerprint: grant.fingerprint, err: error }, 'could not give a late grant back');
+    }
   }
 
   /** Where the gate asks for a key's quota when a backfill finds it unknown (set once the client exists). */
@@ -324,7 +329,7 @@ export class RedisGate implements RequestGate {
         if (reply.quotaUnknown && mode !== 'sync') this.#warnUnknownQuota(reply.fingerprint);
         // Sent later than its slot plus the headroom, a request could share a one-second window
         // with `rate` more of its key: the attempt then sends nothing and gives the grant back.
-        this.#clock.observe(Date.now(), reply.slotAt - reply.delayMs);
+        this.#clock.observe(localNow(), reply.slotAt - reply.delayMs);
         const sendBy = reply.slotAt + this.#clock.ms + this.#headroomMs;
         const grant: RedisGrant = { key, fingerprint: reply.fingerprint, slotAt: reply.slotAt, strikes: reply.strikes, sendBy };
         return { kind: 'granted', value: { grant, grantedBefore: reply.grantedBefore, delayMs: reply.delayMs }, ready: reply.ready, nextMs: reply.nextMs };
