@@ -30,7 +30,7 @@ export interface HttpRequest {
   /** For errors: method + route, no query. */
   endpoint: string;
   signal?: AbortSignal;
-  /** The grant's send-by time (epoch ms): past it when its connection is ready, nothing is sent (LateGrantError). */
+  /** The grant's send-by time (`localNow()` ms): past it when its connection is ready, nothing is sent (LateGrantError). */
   sendBy?: number;
 }
 
