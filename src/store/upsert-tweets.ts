@@ -15,22 +15,27 @@ const merged = COUNTS.map((c) => `coalesce(i.${c}, t.${c})`).join(', ');
 
 const SQL = `
 WITH input AS (
-  -- media ($24) and raw ($26) ride as one jsonb array each, matched to the rows by position: one
-  -- JSON.stringify per page instead of escaping every document into a text[] element
-  SELECT i.*, m.media, r.raw FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::timestamptz[], $5::text[], $6::bigint[], $7::bigint[],
+  -- media ($24) and raw ($26) ride as one jsonb array each, picked by position (jsonb's array
+  -- offsets make \`->\` a lookup): one JSON.stringify per page instead of escaping every document
+  -- into a text[] element, and no join that would hash or materialize the documents. This CTE is
+  -- read once (by \`up\`), so it is inlined, not stored: \`metrics\` reads the counts from \`counts\`.
+  SELECT i.*, $24::jsonb -> (i.ord::int - 1) AS media, $26::jsonb -> (i.ord::int - 1) AS raw
+  FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::timestamptz[], $5::text[], $6::bigint[], $7::bigint[],
     $8::text[], $9::bigint[], $10::bigint[], $11::boolean[], $12::boolean[], $13::boolean[], $14::bigint[], $15::bigint[],
     $16::bigint[], $17::bigint[], $18::bigint[], $19::bigint[], $20::text[], $21::text[], $22::text[], $23::text[],
     $25::text[]) WITH ORDINALITY
   AS i(id, author_id, full_text, created_at, lang, conversation_id, in_reply_to_tweet_id, in_reply_to_username,
     quoted_tweet_id, retweeted_tweet_id, is_reply, is_quote_status, is_replies_limited, like_count, retweet_count,
     reply_count, quote_count, bookmark_count, view_count, hashtags, cashtags, mentions, urls, source, ord)
-  JOIN jsonb_array_elements($24::jsonb) WITH ORDINALITY AS m(media, ord) ON m.ord = i.ord
-  JOIN jsonb_array_elements($26::jsonb) WITH ORDINALITY AS r(raw, ord) ON r.ord = i.ord
+),
+counts AS (
+  SELECT * FROM unnest($1::bigint[], $14::bigint[], $15::bigint[], $16::bigint[], $17::bigint[], $18::bigint[], $19::bigint[])
+  AS i(id, ${COUNTS.join(', ')})
 ),
 metrics AS (
   INSERT INTO tweet_metrics (tweet_id, observed_at, ${COUNTS.join(', ')})
   SELECT i.id, $27, ${merged}
-  FROM input i LEFT JOIN tweets t ON t.id = i.id
+  FROM counts i LEFT JOIN tweets t ON t.id = i.id
   WHERE num_nonnulls(${COUNTS.map((c) => `i.${c}`).join(', ')}) > 0
     AND (t.id IS NULL OR (${merged}) IS DISTINCT FROM (${COUNTS.map((c) => `t.${c}`).join(', ')}))
   ON CONFLICT DO NOTHING
@@ -90,12 +95,12 @@ export function upsertTweets(
   const values: unknown[] = [
     plainArray(tweets.map((t) => t.id)),
     plainArray(tweets.map((t) => t.authorId)),
-    tweets.map((t) => cleanText(t.fullText) ?? ''),
-    tweets.map((t) => isoOrNull(t.createdAt)),
-    tweets.map((t) => cleanText(t.lang)),
+    plainArray(tweets.map((t) => cleanText(t.fullText) ?? '')),
+    plainArray(tweets.map((t) => isoOrNull(t.createdAt))),
+    plainArray(tweets.map((t) => cleanText(t.lang))),
     plainArray(tweets.map((t) => t.conversationId)),
     plainArray(tweets.map((t) => t.inReplyToTweetId)),
-    tweets.map((t) => cleanText(t.inReplyToUsername)),
+    plainArray(tweets.map((t) => cleanText(t.inReplyToUsername))),
     plainArray(tweets.map((t) => t.quotedTweetId ?? t.quoted?.id ?? null)),
     plainArray(tweets.map((t) => t.retweetedTweetId ?? t.retweeted?.id ?? null)),
     plainArray(tweets.map((t) => t.isReply)),
@@ -107,12 +112,12 @@ export function upsertTweets(
     plainArray(tweets.map((t) => t.quoteCount)),
     plainArray(tweets.map((t) => t.bookmarkCount)),
     plainArray(tweets.map((t) => t.viewCount)),
-    tweets.map((t) => arrayLiteral(t.hashtags)),
-    tweets.map((t) => arrayLiteral(t.cashtags)),
-    tweets.map((t) => arrayLiteral(t.mentions)),
-    tweets.map((t) => arrayLiteral(t.urls)),
+    plainArray(tweets.map((t) => arrayLiteral(t.hashtags))),
+    plainArray(tweets.map((t) => arrayLiteral(t.cashtags))),
+    plainArray(tweets.map((t) => arrayLiteral(t.mentions))),
+    plainArray(tweets.map((t) => arrayLiteral(t.urls))),
     jsonText(tweets.map((t) => t.media)),
-    tweets.map((t) => t.source),
+    plainArray(tweets.map((t) => t.source)),
     jsonText(tweets.map((t) => t.raw)),
     observedAt.toISOString(),
     jobId,

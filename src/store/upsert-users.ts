@@ -35,12 +35,14 @@ const CHANGED = `(${MERGE.map(([, e]) => e('i')).join(', ')}) IS DISTINCT FROM (
 
 const SQL = `
 WITH input AS (
-  -- raw documents ride as one jsonb array ($22), matched to the rows by position; bio_urls and
-  -- pinned_tweet_ids arrive as one array literal per row
+  -- raw documents ride as one jsonb array ($22), picked by position (jsonb's array offsets make
+  -- \`->\` a lookup, no join); the materialized \`seen\` below keeps only their position, and
+  -- \`up\` picks them again for the rows it writes. bio_urls and pinned_tweet_ids arrive as one
+  -- array literal per row
   SELECT i.id, i.username, i.display_name, i.description, i.location, i.created_at, i.protected, i.verified, i.can_dm,
     i.possibly_sensitive, i.followers_count, i.followings_count, i.tweets_count, i.favourites_count, i.media_count,
     i.profile_image_url, i.profile_background_image_url, i.banner_url, i.bio_urls::text[] AS bio_urls,
-    i.pinned_tweet_ids::bigint[] AS pinned_tweet_ids, i.source, r.raw
+    i.pinned_tweet_ids::bigint[] AS pinned_tweet_ids, i.source, i.ord, $22::jsonb -> (i.ord::int - 1) AS raw
   FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[],
     $7::boolean[], $8::boolean[], $9::boolean[], $10::boolean[], $11::bigint[], $12::bigint[], $13::bigint[],
     $14::bigint[], $15::bigint[], $16::text[], $17::text[], $18::text[], $19::text[], $20::text[], $21::text[])
@@ -48,11 +50,13 @@ WITH input AS (
   AS i(id, username, display_name, description, location, created_at, protected, verified, can_dm, possibly_sensitive,
     followers_count, followings_count, tweets_count, favourites_count, media_count, profile_image_url,
     profile_background_image_url, banner_url, bio_urls, pinned_tweet_ids, source, ord)
-  JOIN jsonb_array_elements($22::jsonb) WITH ORDINALITY AS r(raw, ord) ON r.ord = i.ord
 ),
 -- Each input row beside the stored row it meets (null: a new account), read once for both writes.
 seen AS MATERIALIZED (
-  SELECT i.*, u.id IS NULL AS is_new,
+  SELECT i.id, i.username, i.display_name, i.description, i.location, i.created_at, i.protected, i.verified, i.can_dm,
+    i.possibly_sensitive, i.followers_count, i.followings_count, i.tweets_count, i.favourites_count, i.media_count,
+    i.profile_image_url, i.profile_background_image_url, i.banner_url, i.bio_urls, i.pinned_tweet_ids, i.source, i.ord,
+    u.id IS NULL AS is_new,
     CASE WHEN u.id IS NULL THEN true ELSE ${CHANGED} END AS changed,
     u.followers_count AS old_followers, u.followings_count AS old_followings, u.tweets_count AS old_tweets,
     u.favourites_count AS old_favourites, u.media_count AS old_media
@@ -77,7 +81,7 @@ up AS (
     profile_background_image_url, banner_url, bio_urls, pinned_tweet_ids, source, raw, first_seen_at, last_seen_at)
   SELECT id, username, display_name, description, location, created_at, protected, verified, can_dm, possibly_sensitive,
     followers_count, followings_count, tweets_count, favourites_count, media_count, profile_image_url,
-    profile_background_image_url, banner_url, bio_urls, pinned_tweet_ids, source, raw, $23, $23
+    profile_background_image_url, banner_url, bio_urls, pinned_tweet_ids, source, $22::jsonb -> (ord::int - 1), $23, $23
   FROM seen WHERE changed ORDER BY id
   ON CONFLICT (id) DO UPDATE SET
     ${MERGE.map(([c, e]) => `${c} = ${e('excluded')}`).join(',\n    ')},
@@ -107,11 +111,11 @@ export function upsertUsers(
   if (users.length === 0 && provenance.length === 0) return Promise.resolve();
   const values: unknown[] = [
     plainArray(users.map((u) => u.id)),
-    users.map((u) => cleanText(u.username)),
-    users.map((u) => cleanText(u.displayName)),
-    users.map((u) => cleanText(u.description)),
-    users.map((u) => cleanText(u.location)),
-    users.map((u) => isoOrNull(u.createdAt)),
+    plainArray(users.map((u) => cleanText(u.username))),
+    plainArray(users.map((u) => cleanText(u.displayName))),
+    plainArray(users.map((u) => cleanText(u.description))),
+    plainArray(users.map((u) => cleanText(u.location))),
+    plainArray(users.map((u) => isoOrNull(u.createdAt))),
     plainArray(users.map((u) => u.protected)),
     plainArray(users.map((u) => u.verified)),
     plainArray(users.map((u) => u.canDm)),
@@ -121,17 +125,17 @@ export function upsertUsers(
     plainArray(users.map((u) => u.tweetsCount)),
     plainArray(users.map((u) => u.favouritesCount)),
     plainArray(users.map((u) => u.mediaCount)),
-    users.map((u) => cleanText(u.profileImageUrl)),
-    users.map((u) => cleanText(u.profileBackgroundImageUrl)),
-    users.map((u) => cleanText(u.bannerUrl)),
-    users.map((u) => arrayLiteral(u.bioUrls)),
-    users.map((u) => arrayLiteral(u.pinnedTweetIds)),
-    users.map((u) => u.source),
+    plainArray(users.map((u) => cleanText(u.profileImageUrl))),
+    plainArray(users.map((u) => cleanText(u.profileBackgroundImageUrl))),
+    plainArray(users.map((u) => cleanText(u.bannerUrl))),
+    plainArray(users.map((u) => arrayLiteral(u.bioUrls))),
+    plainArray(users.map((u) => arrayLiteral(u.pinnedTweetIds))),
+    plainArray(users.map((u) => u.source)),
     jsonText(users.map((u) => u.raw)),
     observedAt.toISOString(),
     jobId,
     plainArray(provenance.map((p) => p[0])),
-    provenance.map((p) => p[1]),
+    plainArray(provenance.map((p) => p[1])),
   ];
   return tx.query({ name: 'harvest_upsert_users', text: SQL, values });
 }
