@@ -19,6 +19,8 @@ describe('plainArray', () => {
       { cast: 'int[]', values: [1, 2, 3] },
       { cast: 'boolean[]', values: [true, false, null] },
       { cast: 'bigint[]', values: [] },
+      { cast: 'text[]', values: ['plain', 'with "quote"', 'back\\slash', '{brace}', 'a,b', 'NULL', '', ' lead ', '123', '-4', 'ünï ✓', 'tab\there', null] },
+      { cast: 'text[]', values: ['{"a","b\\"c"}', '{}', null] },
     ];
     for (const { cast, values } of columns) {
       const { rows } = await db.pool.query<{ a: unknown; b: unknown }>(`SELECT $1::${cast}::text AS a, $2::${cast}::text AS b`, [plainArray(values), values]);
