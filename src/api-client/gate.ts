@@ -28,6 +28,11 @@ export interface Grant {
   readonly sendBy?: number;
 }
 
+/** The same key without a send-by time: an attempt made with it is never late. */
+export function withoutSendBy(grant: Grant): Grant {
+  return { key: grant.key, fingerprint: grant.fingerprint };
+}
+
 /** How an attempt ended, as far as the gate cares. */
 export interface AttemptOutcome {
   /** HTTP status, or 0 when no response arrived (transport failure). */

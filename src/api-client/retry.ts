@@ -14,7 +14,7 @@
  */
 import { AbortedError } from '../errors.ts';
 import { sleep } from '../sleep.ts';
-import type { AcquireOptions, Grant, RequestGate } from './gate.ts';
+import { withoutSendBy, type AcquireOptions, type Grant, type RequestGate } from './gate.ts';
 import { ApiError, LateGrantError, RateLimitedError, isRetryable } from './errors.ts';
 
 /** Late grants given back in a row before the next one is used however late. */
@@ -86,7 +86,7 @@ export async function withRetry<T>(
     const grant = await deps.gate.acquire(n === 1 && late === 0 ? deps.acquire : { ...deps.acquire, retry: true });
     let outcome: { value: T; status: number };
     try {
-      outcome = await attempt(late < MAX_LATE_GRANTS ? grant : { key: grant.key, fingerprint: grant.fingerprint }, n);
+      outcome = await attempt(late < MAX_LATE_GRANTS ? grant : withoutSendBy(grant), n);
     } catch (error) {
       if (error instanceof LateGrantError) {
         late++;

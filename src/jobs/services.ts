@@ -3,7 +3,7 @@
  * Postgres pool, Redis connection, queues, the shared limiter (gate) and the API client.
  * Unreachable Postgres or Redis fails here with one line saying which and how to start it.
  */
-import type { Grant, RequestGate } from '../api-client/gate.ts';
+import { withoutSendBy, type Grant, type RequestGate } from '../api-client/gate.ts';
 import { ApiClient, type AttemptRecord } from '../api-client/index.ts';
 import type { Config } from '../config.ts';
 import { AppError, ErrorCode, isAppError } from '../errors.ts';
@@ -69,7 +69,7 @@ function oneGrantGate(grant: Grant, gate: RequestGate): RequestGate {
     async acquire() {
       if (used) throw new AppError(ErrorCode.API_TRANSIENT, 'quota sync gets one attempt per key');
       used = true;
-      return { key: grant.key, fingerprint: grant.fingerprint };
+      return withoutSendBy(grant);
     },
     // The grant as taken: the gate reads what it knows of it (its key's strikes).
     report: (_used, outcome) => gate.report(grant, outcome),
