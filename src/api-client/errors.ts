@@ -109,12 +109,24 @@ export class RateLimitedError extends ApiError {
 export class TransientError extends ApiError {
   /** undici / socket error code for transport failures (`UND_ERR_HEADERS_TIMEOUT`, `ECONNRESET`…). */
   readonly transportCode: string | null;
+  /**
+   * False when the request was never written: the connection could not be opened (refused,
+   * unreachable) or the attempt ended while it waited for one. Nothing reached the service, so
+   * the attempt is not recorded and its grant goes back to the gate (retry.ts).
+   */
+  readonly sent: boolean;
 
-  constructor(context: ApiErrorContext & { transportCode?: string | null; detail?: string }) {
+  constructor(context: ApiErrorContext & { transportCode?: string | null; detail?: string; sent?: boolean }) {
     const what = context.status === 0 ? `failed in transport (${context.detail ?? context.transportCode ?? 'no response'})` : `failed (${context.status})`;
     super(ErrorCode.API_TRANSIENT, describe(context, what), context);
     this.transportCode = context.transportCode ?? null;
+    this.sent = context.sent ?? true;
   }
+}
+
+/** Whether an attempt's failure means its request never left this process (late grant, no connection). */
+export function neverSent(error: unknown): boolean {
+  return error instanceof LateGrantError || (error instanceof TransientError && !error.sent);
 }
 
 /** 2xx whose body is not JSON or does not have the documented shape. */

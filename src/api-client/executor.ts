@@ -5,7 +5,7 @@
  */
 import type { Logger } from '../logger.ts';
 import type { AcquireOptions, RequestGate } from './gate.ts';
-import { ApiError, InvalidResponseError, LateGrantError, errorForStatus, scrubKey } from './errors.ts';
+import { ApiError, InvalidResponseError, errorForStatus, neverSent, scrubKey } from './errors.ts';
 import type { HttpClient, HttpMethod, QueryParams } from './http.ts';
 import { parseJsonBody } from './json-body.ts';
 import { EnvelopeError } from './page.ts';
@@ -105,8 +105,9 @@ export function createExecutor(deps: ExecutorDeps): Execute {
         }
       } catch (error) {
         if (error instanceof ApiError) status = error.status;
-        // Never sent: no request to account for (the retry layer gives the grant back).
-        if (error instanceof LateGrantError) sent = false;
+        // Never sent (late grant, no connection): no request to account for; the retry layer
+        // gives the grant back.
+        if (neverSent(error)) sent = false;
         throw error;
       } finally {
         if (sent) {

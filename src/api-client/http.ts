@@ -125,6 +125,9 @@ export function createHttpClient(options: HttpOptions): HttpClient {
     return new Promise<HttpResponse>((resolve, reject) => {
       let controller: Dispatcher.DispatchController | null = null;
       let settled = false;
+      // Set once undici is about to write the request: a failure before it (connection refused,
+      // the deadline passed while waiting for a connection) sent nothing.
+      let written = false;
       let status = 0;
       const chunks: Buffer[] = [];
       let size = 0;
@@ -140,7 +143,7 @@ export function createHttpClient(options: HttpOptions): HttpClient {
       const fail = (error: unknown, overDeadline = false): void => {
         if (!settle()) return;
         if (controller && !controller.aborted) controller.abort(error instanceof Error ? error : new Error(String(error)));
-        reject(classify(error, request, overDeadline));
+        reject(classify(error, request, overDeadline, written));
       };
       const timer = setTimeout(() => fail(new Error('deadline'), true), deadlineMs);
       const onAbort = (): void => fail(new AbortedError());
@@ -167,6 +170,7 @@ export function createHttpClient(options: HttpOptions): HttpClient {
             // Checked again here, the last moment before undici writes the request.
             const late = lateBy(request);
             if (late > 0) fail(new LateGrantError(late));
+            else written = true;
           },
           onResponseStart(c, statusCode, responseHeaders) {
             status = statusCode;
@@ -192,7 +196,7 @@ export function createHttpClient(options: HttpOptions): HttpClient {
   }
 
   /** Any failure of an attempt as the error the caller sees: typed ones pass, transport ones become TransientError. */
-  function classify(error: unknown, request: HttpRequest, overDeadline: boolean): unknown {
+  function classify(error: unknown, request: HttpRequest, overDeadline: boolean, written: boolean): unknown {
     if (error instanceof InvalidResponseError || error instanceof AbortedError || error instanceof LateGrantError) return error;
     if (request.signal?.aborted) return new AbortedError();
     const transportCode = overDeadline ? DEADLINE_TRANSPORT_CODE : transportCodeOf(error);
@@ -202,6 +206,7 @@ export function createHttpClient(options: HttpOptions): HttpClient {
       status: 0,
       transportCode,
       detail: overDeadline ? `attempt took longer than ${deadlineMs} ms` : (transportCode ?? (error instanceof Error ? error.name : 'unknown')),
+      sent: written,
       cause: error,
     });
   }

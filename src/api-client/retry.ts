@@ -11,11 +11,16 @@
  * it is not an attempt. After MAX_LATE_GRANTS in a row the next grant is used however late, so a
  * process too loaded to ever send on time still makes progress (the service answers 429 at worst,
  * which is retried as above).
+ *
+ * A transport failure before the request was written (connection refused or unreachable, the
+ * deadline passed while it waited for a connection) also sent nothing: its grant is given back
+ * too, so an outage of the service does not eat a job's budget or the key's counted quota, but it
+ * is retried, and counted against maxAttemptsTransient, as any transport failure.
  */
 import { AbortedError } from '../errors.ts';
 import { sleep } from '../sleep.ts';
 import { withoutSendBy, type AcquireOptions, type Grant, type RequestGate } from './gate.ts';
-import { ApiError, LateGrantError, RateLimitedError, isRetryable } from './errors.ts';
+import { ApiError, LateGrantError, RateLimitedError, isRetryable, neverSent } from './errors.ts';
 
 /** Late grants given back in a row before the next one is used however late. */
 export const MAX_LATE_GRANTS = 3;
@@ -60,6 +65,8 @@ export function delayAfterTransient(policy: RetryPolicy, random: () => number): 
   return policy.transientDelayMinMs + Math.floor(random() * (span + 1));
 }
 
+const jobOf = (acquire: AcquireOptions | undefined): { jobId?: string } => (acquire?.jobId === undefined ? {} : { jobId: acquire.jobId });
+
 function statusOf(error: unknown): number {
   return error instanceof ApiError ? error.status : 0;
 }
@@ -91,12 +98,13 @@ export async function withRetry<T>(
       if (error instanceof LateGrantError) {
         late++;
         n--; // not an attempt: the next grant keeps this attempt's number
-        await deps.gate.giveBack(grant, deps.acquire?.jobId === undefined ? {} : { jobId: deps.acquire.jobId });
+        await deps.gate.giveBack(grant, jobOf(deps.acquire));
         continue;
       }
       late = 0;
       // An aborted attempt may still have reached the service, so it is reported as a transport end.
       await deps.gate.report(grant, { status: statusOf(error) });
+      if (neverSent(error)) await deps.gate.giveBack(grant, jobOf(deps.acquire));
       if (!isRetryable(error)) throw error;
       if (error instanceof RateLimitedError) {
         rateLimited++;

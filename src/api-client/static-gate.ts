@@ -21,7 +21,7 @@ export function createStaticGate(keys: readonly ApiKeyConfig[]): RequestGate {
     report(): Promise<void> {
       return Promise.resolve();
     },
-    // Its grants have no send-by time, so none is ever given back.
+    // Nothing is counted here, so a grant given back (never sent) has nothing to return.
     giveBack(): Promise<void> {
       return Promise.resolve();
     },

@@ -56,7 +56,7 @@ export class HarvestMetrics {
   });
   readonly #givenBack = new Counter({
     name: 'harvest_grants_given_back_total',
-    help: 'Limiter grants given back unsent because the process could not send them within their slot (an overloaded worker).',
+    help: 'Limiter grants given back unsent: the process could not send them within their slot (an overloaded worker), or the connection to the service never opened.',
     labelNames: ['key'] as const,
     registers: [this.registry],
   });

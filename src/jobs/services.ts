@@ -73,8 +73,8 @@ function oneGrantGate(grant: Grant, gate: RequestGate): RequestGate {
     },
     // The grant as taken: the gate reads what it knows of it (its key's strikes).
     report: (_used, outcome) => gate.report(grant, outcome),
-    // Handed out without a send-by time: never late, never given back.
-    giveBack: () => Promise.resolve(),
+    // Handed out without a send-by time, so never late; given back when its connection never opened.
+    giveBack: (_unused, options) => gate.giveBack(grant, options),
   };
 }
 

@@ -26,7 +26,7 @@ export interface RedisGateOptions {
   /** How long a key parked by 403/402 (without a known validUntil) waits for a recheck; default 10 min. */
   recheckMs?: number;
   logger?: Logger;
-  /** Told of every grant given back unused (metrics: a process too loaded to send on time). */
+  /** Told of every grant given back unused (metrics: a process too loaded to send on time, or no connection to the service). */
   onGiveBack?: (fingerprint: string) => void;
   /**
    * Fail closed after a Redis loss (ARCHITECTURE invariant 3). When given, an acquire for a job
@@ -58,7 +58,7 @@ export interface LimiterStats {
   reportsSkipped: number;
   /** Grants handed out. */
   grants: number;
-  /** Grants given back unused (their request would have gone out too late). */
+  /** Grants given back unused (their request would have gone out too late, or its connection never opened). */
   givenBack: number;
 }
 

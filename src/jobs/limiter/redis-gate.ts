@@ -149,17 +149,17 @@ export class RedisGate implements RequestGate {
     else if (status === 403 || status === 402) this.#logger.warn({ fingerprint, status, until }, 'key out of quota: parked');
   }
 
-  /** An unused grant (sent past its send-by time) returns its quota and budget units; see GIVE_BACK_LUA. */
+  /** An unused grant (past its send-by time, or its connection never opened) returns its quota and budget units; see GIVE_BACK_LUA. */
   async giveBack(grant: Grant, options: { jobId?: string }): Promise<void> {
     this.#stats.givenBack++;
     this.#onGiveBack?.(grant.fingerprint);
     const budget = options.jobId === undefined ? null : this.#layout.budget(options.jobId);
     try {
       await this.#scripts.giveBack(this.#namesOf(grant.fingerprint), budget);
-      this.#logger.debug({ fingerprint: grant.fingerprint }, 'grant came too late to send; given back');
+      this.#logger.debug({ fingerprint: grant.fingerprint }, 'grant not sent (too late, or no connection); given back');
     } catch (error) {
       // A refund that fails only leaves one unit spent: not worth failing the call for.
-      this.#logger.warn({ fingerprint: grant.fingerprint, err: error }, 'could not give a late grant back');
+      this.#logger.warn({ fingerprint: grant.fingerprint, err: error }, 'could not give an unsent grant back');
     }
   }
 

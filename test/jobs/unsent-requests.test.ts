@@ -1,0 +1,124 @@
+/**
+ * A request that never left the process costs nothing: when the connection to the service cannot
+ * be opened (the service is down, the port refuses), each attempt is retried as any transport
+ * failure, but it is not recorded as a request and its grant goes back to the limiter, so an
+ * outage eats neither the key's counted quota nor the job's budget. A request that was written and
+ * then lost its connection may have reached the service: it stays an attempt. Real limiter on
+ * real Redis, real sockets.
+ */
+import net from 'node:net';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ApiClient } from '../../src/api-client/client.ts';
+import { TransientError } from '../../src/api-client/errors.ts';
+import type { AttemptRecord } from '../../src/api-client/executor.ts';
+import { createRedisGate, type RedisGate } from '../../src/jobs/limiter/redis-gate.ts';
+import { RateWaitTracker } from '../../src/jobs/rate-wait.ts';
+import { apiKeys, useLimiterRedis } from './fixtures/limiter-redis.ts';
+
+const limiter = useLimiterRedis();
+const [KEY] = apiKeys('unsent-requests-key');
+const QUOTA = 100;
+const BUDGET = 10;
+const ATTEMPTS = 3;
+
+/** A loopback port nothing listens on: connections to it are refused. */
+async function closedPort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** A server that reads each request and drops the connection without answering. */
+async function droppingServer(): Promise<{ url: string; received: () => number; close: () => Promise<void> }> {
+  let received = 0;
+  const server = net.createServer((socket) => {
+    socket.once('data', () => {
+      received++;
+      socket.destroy();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    received: () => received,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+describe('requests that never left the process', () => {
+  let gate: RedisGate;
+  const attempts: AttemptRecord[] = [];
+  const givenBack: string[] = [];
+
+  beforeEach(async () => {
+    gate = createRedisGate({
+      redis: limiter.redis,
+      prefix: limiter.prefix,
+      keyNamespace: limiter.prefix,
+      keys: [KEY!],
+      ratePerKey: 20,
+      watchReserve: 0,
+      onGiveBack: (fingerprint) => givenBack.push(fingerprint),
+    });
+    await gate.setQuota(KEY!.fingerprint, QUOTA);
+    await gate.setBudget('job-1', BUDGET);
+    attempts.length = 0;
+    givenBack.length = 0;
+  });
+
+  let client: ApiClient | null = null;
+  afterEach(async () => {
+    await client?.close();
+    client = null;
+  });
+
+  // The worker's wrapping of the gate (openServices), short retry delays.
+  const clientAt = (baseUrl: string): ApiClient =>
+    (client = new ApiClient({
+      baseUrl,
+      gate: new RateWaitTracker(limiter.redis, limiter.prefix).wrap(gate),
+      timeoutMs: 2000,
+      retry: { maxAttemptsTransient: ATTEMPTS, transientDelayMinMs: 10, transientDelayMaxMs: 20 },
+      onAttempt: (a) => attempts.push(a),
+    }));
+
+  it('a refused connection is retried, recorded nowhere, and every grant goes back (quota and budget)', async () => {
+    const error = await clientAt(`http://127.0.0.1:${await closedPort()}`)
+      .info({ username: 'anyone' }, { jobId: 'job-1' })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TransientError);
+    expect(error).toMatchObject({ sent: false, transportCode: 'ECONNREFUSED' });
+    // Retried as any transport failure, each time on a fresh grant…
+    expect(gate.stats()).toMatchObject({ grants: ATTEMPTS, givenBack: ATTEMPTS });
+    expect(givenBack).toEqual(Array(ATTEMPTS).fill(KEY!.fingerprint));
+    // …but not one request is accounted for, and nothing was spent.
+    expect(attempts).toEqual([]);
+    expect((await gate.keyStates())[0]?.remaining).toBe(QUOTA);
+    expect(await gate.budgetRemaining('job-1')).toBe(BUDGET);
+  });
+
+  it('a request written before its connection dropped is an attempt, and keeps its units', async () => {
+    const server = await droppingServer();
+    try {
+      const error = await clientAt(server.url)
+        .info({ username: 'anyone' }, { jobId: 'job-1' })
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(TransientError);
+      expect(error).toMatchObject({ sent: true });
+      expect(server.received()).toBe(ATTEMPTS);
+      expect(attempts.map((a) => [a.status, a.attempt])).toEqual([
+        [0, 1],
+        [0, 2],
+        [0, 3],
+      ]);
+      expect(gate.stats()).toMatchObject({ grants: ATTEMPTS, givenBack: 0 });
+      expect((await gate.keyStates())[0]?.remaining).toBe(QUOTA - ATTEMPTS);
+      expect(await gate.budgetRemaining('job-1')).toBe(BUDGET - ATTEMPTS);
+    } finally {
+      await server.close();
+    }
+  });
+});
