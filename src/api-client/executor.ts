@@ -5,7 +5,7 @@
  */
 import type { Logger } from '../logger.ts';
 import type { AcquireOptions, RequestGate } from './gate.ts';
-import { ApiError, InvalidResponseError, errorForStatus, neverSent, scrubKey } from './errors.ts';
+import { ApiError, InvalidResponseError, TransientError, errorForStatus, neverSent, scrubKey } from './errors.ts';
 import type { HttpClient, HttpMethod, QueryParams } from './http.ts';
 import { parseJsonBody } from './json-body.ts';
 import { EnvelopeError } from './page.ts';
@@ -22,6 +22,13 @@ export type CallOptions = AcquireOptions & {
    * process (pg, undici, ioredis included).
    */
   attempts?: AttemptRecord[];
+  /**
+   * Tries of this call whose connection never opened (refused, unreachable, or the deadline passed
+   * while waiting for one) are counted here. They are not requests (not in `attempts`, their grants
+   * go back), but a caller that bounds a page's tries counts them: an unreachable service must
+   * still end in a failure, not in refetching the page for as long as the outage lasts.
+   */
+  unsent?: { tries: number };
 };
 
 export interface AttemptRecord {
@@ -107,7 +114,10 @@ export function createExecutor(deps: ExecutorDeps): Execute {
         if (error instanceof ApiError) status = error.status;
         // Never sent (late grant, no connection): no request to account for; the retry layer
         // gives the grant back.
-        if (neverSent(error)) sent = false;
+        if (neverSent(error)) {
+          sent = false;
+          if (error instanceof TransientError && options.unsent) options.unsent.tries++;
+        }
         throw error;
       } finally {
         if (sent) {

@@ -10,15 +10,19 @@ import type { SliceForRun } from '../store/job-runtime.ts';
 import { recordRequests } from '../store/jobs.ts';
 import type { FetchedPage, SliceContext, SliceHandler } from './kind.ts';
 
-/** A page fetched, or the error that stopped it, with the requests it cost either way. */
-type Fetched = { ok: true; page: FetchedPage; attempts: AttemptRecord[] } | { ok: false; error: unknown; attempts: AttemptRecord[] };
+/**
+ * A page fetched, or the error that stopped it, with the requests it cost either way and the tries
+ * that never left the process (no connection: not requests, but tries the page's bound counts).
+ */
+type Fetched = { ok: true; page: FetchedPage; attempts: AttemptRecord[] } | { ok: false; error: unknown; attempts: AttemptRecord[]; unsentTries: number };
 
 export function fetchPageOf<P>(handler: SliceHandler<P>, params: P, cursor: string | null, ctx: SliceContext): Promise<Fetched> {
   // The page's requests, retries included: committed with it, or recorded alone if it fails.
   const attempts: AttemptRecord[] = [];
-  return handler.fetchPage(params, cursor, { ...ctx, call: { ...ctx.call, attempts } }).then(
+  const unsent = { tries: 0 };
+  return handler.fetchPage(params, cursor, { ...ctx, call: { ...ctx.call, attempts, unsent } }).then(
     (page): Fetched => ({ ok: true, page, attempts }),
-    (error: unknown): Fetched => ({ ok: false, error, attempts }),
+    (error: unknown): Fetched => ({ ok: false, error, attempts, unsentTries: unsent.tries }),
   );
 }
 

@@ -131,7 +131,9 @@ export async function runSlice(sliceId: string, deps: SliceRunnerDeps): Promise<
       const fetched = await (ahead?.fetched ?? fetchPageOf(handler, params, cursor, ctx));
       ahead = null;
       if (!fetched.ok) {
-        pageRequests += fetched.attempts.length;
+        // Tries that never left the process count too: an unreachable service fails the slice
+        // after as many tries as a failing one would, instead of refetching for ever.
+        pageRequests += fetched.attempts.length + fetched.unsentTries;
         const step = await onFetchError(fetched.error, fetched.attempts, slice, lease, deps, log, { progressed, pageRequests });
         if (step.kind === 'stop') return step.outcome;
         if (step.kind === 'reload') {

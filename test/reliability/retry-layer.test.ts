@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Harvester } from '../../src/jobs/harvester.ts';
 import { jobSnapshot, type JobSnapshot } from '../../src/store/job-status.ts';
 import { startHarness, type Harness } from '../helpers/harness.ts';
-import { corruptingProxy, sleep, waitForJob, type CorruptingProxy } from './support.ts';
+import { corruptingProxy, freePort, sleep, waitForJob, type CorruptingProxy } from './support.ts';
 
 const SEARCH = '/v3/search-tweets';
 
@@ -99,5 +99,37 @@ describe('one retry layer', () => {
     expect((await sliceRows(jobId))[0]).toMatchObject({ status: 'failed', error_code: 'INPUT_INVALID' });
     expect(searchRequestsSince(start)).toBe(0);
     expect((await h.services.queues.counts()).backfill).toMatchObject({ active: 0, waiting: 0, delayed: 0 });
+  });
+});
+
+describe('a service that cannot be reached', () => {
+  let h: Harness;
+  let harvester: Harvester | null = null;
+  beforeAll(async () => {
+    // Nothing listens there: every connection is refused.
+    h = await startHarness({ env: { HARVEST_BASE_URL: `http://127.0.0.1:${await freePort()}` } });
+  });
+  afterAll(async () => {
+    await harvester?.stop();
+    await h?.close();
+  });
+
+  it('fails the slice after 6 tries, as a failing one would, with no request recorded and the budget whole', { timeout: 40_000 }, async () => {
+    // The quota as a sync would have found it (the sync cannot reach the service either, and a
+    // backfill waits for a key whose quota is unknown).
+    await h.services.gate.setQuota(h.config.apiKeys[0]!.fingerprint, 1000);
+    harvester = new Harvester(h.services, { concurrency: 4, quotaSyncMs: 3_600_000 });
+    await harvester.start();
+    const jobId = await h.submit({ kind: 'search', params: { query: 'lang:en' }, maxRequests: 50 });
+    // Tries that never left the process are not requests, but the page's bound counts them: the
+    // slice fails instead of refetching its page for as long as the outage lasts.
+    const failed = await waitForJob(h.services.pool, jobId, (s) => s.status === 'failed', 30_000);
+    expect(failed.errorCode).toBe('API_TRANSIENT');
+    expect(failed.errorMessage).toMatch(/gave up on a page after \d+ requests/);
+    expect(failed.errorMessage).toMatch(/ECONNREFUSED/);
+    const { rows } = await h.services.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM api_requests WHERE job_id = $1::bigint', [jobId]);
+    expect(rows[0]!.n).toBe(0);
+    // Every grant went back: the job's budget is as submitted.
+    expect(await h.services.gate.budgetRemaining(jobId)).toBe(50);
   });
 });
