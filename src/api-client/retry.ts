@@ -88,12 +88,14 @@ export async function withRetry<T>(
   let rateLimited = 0;
   let transient = 0;
   let late = 0;
+  // Tries whose connection never opened: not attempts, so the next attempt keeps their number.
+  let unsent = 0;
   for (let n = 1; ; n++) {
     if (signal?.aborted) throw new AbortedError();
     const grant = await deps.gate.acquire(n === 1 && late === 0 ? deps.acquire : { ...deps.acquire, retry: true });
     let outcome: { value: T; status: number };
     try {
-      outcome = await attempt(late < MAX_LATE_GRANTS ? grant : withoutSendBy(grant), n);
+      outcome = await attempt(late < MAX_LATE_GRANTS ? grant : withoutSendBy(grant), n - unsent);
     } catch (error) {
       if (error instanceof LateGrantError) {
         late++;
@@ -104,7 +106,10 @@ export async function withRetry<T>(
       late = 0;
       // An aborted attempt may still have reached the service, so it is reported as a transport end.
       await deps.gate.report(grant, { status: statusOf(error) });
-      if (neverSent(error)) await deps.gate.giveBack(grant, jobOf(deps.acquire));
+      if (neverSent(error)) {
+        unsent++;
+        await deps.gate.giveBack(grant, jobOf(deps.acquire));
+      }
       if (!isRetryable(error)) throw error;
       if (error instanceof RateLimitedError) {
         rateLimited++;

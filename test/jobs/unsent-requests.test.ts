@@ -6,6 +6,7 @@
  * then lost its connection may have reached the service: it stays an attempt. Real limiter on
  * real Redis, real sockets.
  */
+import http from 'node:http';
 import net from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ApiClient } from '../../src/api-client/client.ts';
@@ -98,6 +99,32 @@ describe('requests that never left the process', () => {
     expect(attempts).toEqual([]);
     expect((await gate.keyStates())[0]?.remaining).toBe(QUOTA);
     expect(await gate.budgetRemaining('job-1')).toBe(BUDGET);
+  });
+
+  it('the attempt after a try that never connected is numbered 1: tries are not attempts', async () => {
+    const port = await closedPort();
+    const usage = JSON.stringify({ key_requests: 1, remaining_requests: 9, total_requests: 10, valid_until: null });
+    const server = http.createServer((_req, res) => res.end(usage));
+    client = new ApiClient({
+      baseUrl: `http://127.0.0.1:${port}`,
+      gate: new RateWaitTracker(limiter.redis, limiter.prefix).wrap(gate),
+      retry: { maxAttemptsTransient: ATTEMPTS, transientDelayMinMs: 400, transientDelayMaxMs: 400 },
+      onAttempt: (a) => attempts.push(a),
+    });
+    // The first try is refused; the service is up on that port before the retry.
+    const call = client.keyUsageInfo({ jobId: 'job-1' });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+    try {
+      expect((await call).remainingRequests).toBe(9);
+      expect(attempts.map((a) => [a.status, a.attempt])).toEqual([[200, 1]]);
+      expect(gate.stats()).toMatchObject({ grants: 2, givenBack: 1 });
+      expect(await gate.budgetRemaining('job-1')).toBe(BUDGET - 1);
+    } finally {
+      await client.close();
+      client = null;
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 
   it('a request written before its connection dropped is an attempt, and keeps its units', async () => {

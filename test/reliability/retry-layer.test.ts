@@ -117,7 +117,11 @@ describe('a service that cannot be reached', () => {
   it('fails the slice after 6 tries, as a failing one would, with no request recorded and the budget whole', { timeout: 40_000 }, async () => {
     // The quota as a sync would have found it (the sync cannot reach the service either, and a
     // backfill waits for a key whose quota is unknown).
-    await h.services.gate.setQuota(h.config.apiKeys[0]!.fingerprint, 1000);
+    const fingerprint = h.config.apiKeys[0]!.fingerprint;
+    await h.services.gate.setQuota(fingerprint, 1000);
+    // A quota sync that cannot connect gives its grant back too (its one-grant gate passes it on).
+    expect((await h.services.gate.syncQuota())[0]).toMatchObject({ fingerprint, remaining: null, error: expect.anything() });
+    expect((await h.services.gate.keyStates())[0]?.remaining).toBe(1000);
     harvester = new Harvester(h.services, { concurrency: 4, quotaSyncMs: 3_600_000 });
     await harvester.start();
     const jobId = await h.submit({ kind: 'search', params: { query: 'lang:en' }, maxRequests: 50 });

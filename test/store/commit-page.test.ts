@@ -58,6 +58,33 @@ describe('commitPage', () => {
     expect(prov.rows).toEqual([{ tweet_id: tweet.id }]);
   });
 
+  it('gives every row its own raw document and media, users included, whatever their order on the page', async () => {
+    const slice = await newSlice();
+    // Ids given out of order: the rows are sorted by id before they are sent, and the documents
+    // ride beside them as arrays picked by position.
+    const ids = [id(), id(), id(), id()].reverse();
+    const authors = ids.map(() => makeUser(id('100')));
+    const tweets = ids.map((tid, i) =>
+      makeTweet(tid, authors[i]!, { media: Array.from({ length: i }, (_, k) => ({ type: 'photo', link: `https://m.example/${tid}/${k}`, preview: null })) }),
+    );
+    await commitPage(db.pool, page(slice, { tweets }));
+    const { rows } = await db.pool.query<{ id: string; raw_id: string; media: Array<{ link: string }> }>(
+      `SELECT id::text, raw->>'id' AS raw_id, media FROM tweets WHERE id = ANY($1::bigint[])`,
+      [ids],
+    );
+    expect(rows).toHaveLength(ids.length);
+    for (const row of rows) {
+      const i = ids.indexOf(row.id);
+      expect(row.raw_id).toBe(row.id);
+      expect(row.media.map((m) => m.link)).toEqual(Array.from({ length: i }, (_, k) => `https://m.example/${row.id}/${k}`));
+    }
+    const users = await db.pool.query<{ id: string; raw_id: string }>(`SELECT id::text, raw->>'id_str' AS raw_id FROM users WHERE id = ANY($1::bigint[])`, [
+      authors.map((a) => a.id),
+    ]);
+    expect(users.rows).toHaveLength(authors.length);
+    for (const row of users.rows) expect(row.raw_id).toBe(row.id);
+  });
+
   it('replaying the same page changes nothing but last_seen_at', async () => {
     const slice = await newSlice();
     const author = makeUser(id('200'));
