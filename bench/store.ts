@@ -210,7 +210,7 @@ async function runCopyPhase(url: string, pages: CanonicalTweet[][]): Promise<num
 }
 
 /** Rounds of the two phases (BENCH_STORE_ROUNDS): the figures are the rounds' medians. */
-const ROUNDS = Math.max(1, Number.parseInt(process.env.BENCH_STORE_ROUNDS ?? "", 10) || 5);
+const ROUNDS = Math.max(1, Number.parseInt(process.env.BENCH_STORE_ROUNDS ?? '', 10) || 5);
 
 const median = (xs: readonly number[]): number => {
   const sorted = [...xs].sort((a, b) => a - b);
