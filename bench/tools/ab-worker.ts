@@ -1,7 +1,7 @@
 /**
  * A/B of the worker's CPU per page: two builds measured at the same time, so both see the same
  * machine. On the shared 2-core box, one build's `worker_process_cpu_ms_per_page` moves 12–30%
- * between full runs; two runs of one build side by side here differed by 2–7% (three A/A runs).
+ * between full runs; two A/A runs of this tool (one build on both sides) read B/A 0.983 and 1.071.
  *
  *   git worktree add ../harvest-b <commit> && ln -s "$PWD/node_modules" ../harvest-b/node_modules
  *   AB_B=../harvest-b npx tsx bench/tools/ab-worker.ts
