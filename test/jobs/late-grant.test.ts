@@ -12,10 +12,10 @@ import type { AttemptRecord } from '../../src/api-client/executor.ts';
 import { localNow, type AcquireOptions, type Grant, type RequestGate } from '../../src/api-client/gate.ts';
 import { createHttpClient } from '../../src/api-client/http.ts';
 import { MAX_LATE_GRANTS } from '../../src/api-client/retry.ts';
-import { createRedisGate, type RedisGate } from '../../src/jobs/limiter/redis-gate.ts';
+import type { RedisGate } from '../../src/jobs/limiter/redis-gate.ts';
 import { RateWaitTracker } from '../../src/jobs/rate-wait.ts';
 import { startSimulator, type RunningSimulator } from '../../src/simulator/index.ts';
-import { apiKeys, useLimiterRedis } from './fixtures/limiter-redis.ts';
+import { apiKeys, limiterGate, useLimiterRedis } from './fixtures/limiter-redis.ts';
 
 const limiter = useLimiterRedis();
 const [KEY] = apiKeys('late-grant-key');
@@ -51,15 +51,7 @@ describe('late grants', () => {
 
   beforeEach(async () => {
     sim = await startSimulator({ port: 0, keys: [KEY!.key], seed: 7, scale: 'small' });
-    gate = createRedisGate({
-      redis: limiter.redis,
-      prefix: limiter.prefix,
-      keyNamespace: limiter.prefix,
-      keys: [KEY!],
-      ratePerKey: 20,
-      watchReserve: 0,
-      onGiveBack: (fingerprint) => givenBack.push(fingerprint),
-    });
+    gate = limiterGate(limiter, [KEY!], { onGiveBack: (fingerprint) => givenBack.push(fingerprint) });
     await gate.setQuota(KEY!.fingerprint, 100);
     attempts.length = 0;
     givenBack.length = 0;

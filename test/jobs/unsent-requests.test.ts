@@ -12,9 +12,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ApiClient } from '../../src/api-client/client.ts';
 import { TransientError } from '../../src/api-client/errors.ts';
 import type { AttemptRecord } from '../../src/api-client/executor.ts';
-import { createRedisGate, type RedisGate } from '../../src/jobs/limiter/redis-gate.ts';
+import type { RedisGate } from '../../src/jobs/limiter/redis-gate.ts';
 import { RateWaitTracker } from '../../src/jobs/rate-wait.ts';
-import { apiKeys, useLimiterRedis } from './fixtures/limiter-redis.ts';
+import { apiKeys, limiterGate, useLimiterRedis } from './fixtures/limiter-redis.ts';
 
 const limiter = useLimiterRedis();
 const [KEY] = apiKeys('unsent-requests-key');
@@ -55,15 +55,7 @@ describe('requests that never left the process', () => {
   const givenBack: string[] = [];
 
   beforeEach(async () => {
-    gate = createRedisGate({
-      redis: limiter.redis,
-      prefix: limiter.prefix,
-      keyNamespace: limiter.prefix,
-      keys: [KEY!],
-      ratePerKey: 20,
-      watchReserve: 0,
-      onGiveBack: (fingerprint) => givenBack.push(fingerprint),
-    });
+    gate = limiterGate(limiter, [KEY!], { onGiveBack: (fingerprint) => givenBack.push(fingerprint) });
     await gate.setQuota(KEY!.fingerprint, QUOTA);
     await gate.setBudget('job-1', BUDGET);
     attempts.length = 0;
