@@ -25,8 +25,11 @@ type WireEntity = { link: string | null; preview: string | null; type: string | 
 
 type PlainEntity = { link?: string | null | undefined; preview?: string | null | undefined; type?: string | null | undefined };
 
+// Module scope, not a closure per call: see plainColumns in src/store/db.ts.
+const toEntity = (e: WireEntity | PlainEntity): TweetEntity => ({ type: e.type ?? null, link: e.link ?? null, preview: e.preview ?? null });
+
 function entitiesOf(entities: readonly (WireEntity | PlainEntity)[]): TweetEntity[] {
-  return entities.map((e) => ({ type: e.type ?? null, link: e.link ?? null, preview: e.preview ?? null }));
+  return entities.map(toEntity);
 }
 
 function field(raw: unknown, name: string): unknown {

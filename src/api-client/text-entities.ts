@@ -22,8 +22,18 @@ function unique(values: Iterable<string>): string[] {
   return [...new Set(values)];
 }
 
+// The callbacks below live at module scope: a closure made per call loses its optimized code at
+// each major GC (see plainColumns in src/store/db.ts), and these run for every tweet.
+const ALL_DIGITS = /^\d+$/;
+const group1 = (m: RegExpMatchArray): string => m[1] ?? '';
+const nonEmpty = (v: string): boolean => v.length > 0;
+const notAllDigits = (tag: string): boolean => !ALL_DIGITS.test(tag);
+const lower = (s: string): string => s.toLowerCase();
+const upper = (s: string): string => s.toUpperCase();
+const trimmedUrl = (m: RegExpMatchArray): string => m[0].replace(TRAILING_PUNCTUATION, '');
+
 function matches(text: string, pattern: RegExp): string[] {
-  return [...text.matchAll(pattern)].map((m) => m[1] ?? '').filter((v) => v.length > 0);
+  return [...text.matchAll(pattern)].map(group1).filter(nonEmpty);
 }
 
 /*
@@ -36,24 +46,24 @@ function matches(text: string, pattern: RegExp): string[] {
 /** Lower-cased, without #. */
 export function extractHashtags(text: string): string[] {
   if (!text.includes('#') && !text.includes('＃')) return [];
-  return unique(matches(text, HASHTAG).filter((tag) => !/^\d+$/.test(tag)).map((tag) => tag.toLowerCase()));
+  return unique(matches(text, HASHTAG).filter(notAllDigits).map(lower));
 }
 
 /** Upper-cased, without $. */
 export function extractCashtags(text: string): string[] {
   if (!text.includes('$')) return [];
-  return unique(matches(text, CASHTAG).map((tag) => tag.toUpperCase()));
+  return unique(matches(text, CASHTAG).map(upper));
 }
 
 /** Lower-cased handles, without @. */
 export function extractMentions(text: string): string[] {
   if (!text.includes('@')) return [];
-  return unique(matches(text, MENTION).map((handle) => handle.toLowerCase()));
+  return unique(matches(text, MENTION).map(lower));
 }
 
 export function extractUrls(text: string): string[] {
   if (!text.includes('://')) return [];
-  return unique([...text.matchAll(URL_IN_TEXT)].map((m) => m[0].replace(TRAILING_PUNCTUATION, '')));
+  return unique([...text.matchAll(URL_IN_TEXT)].map(trimmedUrl));
 }
 
 /**
@@ -70,6 +80,8 @@ export function collectUrls(text: string, entities: readonly TweetEntity[]): str
     if (e.link) media.add(e.link);
     if (e.preview) media.add(e.preview);
   }
-  const fromEntities = entities.filter((e) => !isMediaEntity(e) && e.link).map((e) => e.link as string);
-  return unique([...extractUrls(text), ...fromEntities]).filter((url) => !media.has(url));
+  const urls = new Set(extractUrls(text));
+  for (const e of entities) if (!isMediaEntity(e) && e.link) urls.add(e.link);
+  for (const url of media) urls.delete(url);
+  return [...urls];
 }

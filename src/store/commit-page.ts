@@ -239,14 +239,45 @@ interface AdvanceRow {
 
 /** Queues the advance of every page's slice (in `rows` order: the order new ids are credited in). */
 function queueAdvance(tx: PipelinedTransaction, rows: readonly Advance[]): Promise<QueryResult<AdvanceRow>> {
-  const col = <T>(fn: (r: Advance) => T): T[] => rows.map(fn);
-  const requests = rows.flatMap(({ page }) => (page.requests ?? []).map((r) => ({ ...r, jobId: page.jobId, sliceId: page.sliceId })));
-  const ranges = rows.map((r) => idRange(r.collected.pageTweetIds));
+  // Plain loops, no per-call closures: this runs once per commit (see plainColumns in db.ts).
+  const slice = { ids: [] as string[], jobs: [] as string[], expected: [] as Array<string | null>, next: [] as Array<string | null> };
+  const statuses: string[] = [];
+  const items: number[] = [];
+  const empty: boolean[] = [];
+  const cursorHashes: Array<string | null> = [];
+  const newest: Array<string | null> = [];
+  const oldest: Array<string | null> = [];
+  const leases: Array<string | null> = [];
+  const endReasons: Array<string | null> = [];
+  const req = { at: [] as string[], endpoint: [] as string[], key: [] as string[], status: [] as number[], ms: [] as number[], job: [] as string[], slice: [] as string[] };
   const tweetOrd: number[] = [];
   const tweetIds: string[] = [];
   const userOrd: number[] = [];
   const userIds: string[] = [];
-  rows.forEach(({ collected }, i) => {
+  for (let i = 0; i < rows.length; i++) {
+    const { page, collected } = rows[i]!;
+    slice.ids.push(page.sliceId);
+    slice.jobs.push(page.jobId);
+    slice.expected.push(page.expectedCursor);
+    slice.next.push(page.nextCursor);
+    statuses.push(page.sliceDone ? 'done' : (page.sliceStatus ?? 'running'));
+    items.push(page.tweets.length + page.users.length);
+    empty.push(page.emptyPage);
+    cursorHashes.push(page.recentCursorHash ?? null);
+    const range = idRange(collected.pageTweetIds);
+    newest.push(range.newest);
+    oldest.push(range.oldest);
+    leases.push(page.lease ?? null);
+    endReasons.push(page.sliceDone ? (page.endReason ?? null) : null);
+    for (const r of page.requests ?? []) {
+      req.at.push(r.at.toISOString());
+      req.endpoint.push(r.endpoint);
+      req.key.push(r.keyFingerprint);
+      req.status.push(r.status);
+      req.ms.push(Math.max(0, Math.round(r.durationMs)));
+      req.job.push(page.jobId);
+      req.slice.push(page.sliceId);
+    }
     for (const id of collected.pageTweetIds) {
       tweetOrd.push(i + 1);
       tweetIds.push(id);
@@ -259,30 +290,30 @@ function queueAdvance(tx: PipelinedTransaction, rows: readonly Advance[]): Promi
       userOrd.push(i + 1);
       userIds.push(id);
     }
-  });
+  }
   return tx.query<AdvanceRow>({
     name: 'harvest_advance_slices',
     text: ADVANCE_SQL,
     values: [
-      plainArray(col((r) => r.page.sliceId)),
-      plainArray(col((r) => r.page.jobId)),
-      col((r) => r.page.expectedCursor),
-      col((r) => r.page.nextCursor),
-      col((r) => (r.page.sliceDone ? 'done' : (r.page.sliceStatus ?? 'running'))),
-      plainArray(col((r) => r.page.tweets.length + r.page.users.length)),
-      plainArray(col((r) => r.page.emptyPage)),
-      col((r) => r.page.recentCursorHash ?? null),
-      plainArray(ranges.map((r) => r.newest)),
-      plainArray(ranges.map((r) => r.oldest)),
-      col((r) => r.page.lease ?? null),
-      col((r) => (r.page.sliceDone ? (r.page.endReason ?? null) : null)),
-      requests.map((r) => r.at.toISOString()),
-      requests.map((r) => r.endpoint),
-      requests.map((r) => r.keyFingerprint),
-      requests.map((r) => r.status),
-      requests.map((r) => Math.max(0, Math.round(r.durationMs))),
-      requests.map((r) => r.jobId),
-      requests.map((r) => r.sliceId),
+      plainArray(slice.ids),
+      plainArray(slice.jobs),
+      slice.expected,
+      slice.next,
+      statuses,
+      plainArray(items),
+      plainArray(empty),
+      cursorHashes,
+      plainArray(newest),
+      plainArray(oldest),
+      leases,
+      endReasons,
+      req.at,
+      req.endpoint,
+      req.key,
+      req.status,
+      req.ms,
+      req.job,
+      req.slice,
       LIVE_JOB_STATUSES,
       plainArray(tweetOrd),
       plainArray(tweetIds),

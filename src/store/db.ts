@@ -95,6 +95,9 @@ export function toConnectionError(error: unknown, databaseUrl: string): unknown 
 const PLAIN_INTEGER = /^-?\d+$/;
 const NEEDS_ESCAPE = /["\\]/;
 
+/** An element `plainArray` can write. */
+export type Cell = string | number | boolean | null | undefined;
+
 /**
  * A `{…}` array literal for a `$n::bigint[]`, `int[]`, `boolean[]` or `text[]` parameter, built in
  * one pass. pg encodes a JS array element by element (prepareValue, then escapeElement's two regex
@@ -103,7 +106,7 @@ const NEEDS_ESCAPE = /["\\]/;
  * Decimal integers, finite numbers, booleans and null need no quoting; any other element is quoted
  * exactly as pg would, so a malformed id still fails its cast instead of splitting into two elements.
  */
-export function plainArray(values: ReadonlyArray<string | number | boolean | null | undefined>): string {
+export function plainArray(values: readonly Cell[]): string {
   let out = '{';
   for (let i = 0; i < values.length; i++) {
     if (i > 0) out += ',';
@@ -117,6 +120,24 @@ export function plainArray(values: ReadonlyArray<string | number | boolean | nul
     }
   }
   return `${out}}`;
+}
+
+/**
+ * One `plainArray` per picker, each picker applied to every row, in the pickers' order. Pickers
+ * belong at module scope, never in the function that writes a page: V8 holds a function's
+ * optimized code weakly, so a closure made afresh on every page loses its code at each major GC
+ * and is compiled again: a 2,000-page backfill recompiled ~50 such column arrows about 20 times
+ * each, 1.5 s of its 3.3 s of TurboFan time (docs/architecture.md, "Worker CPU").
+ */
+export function plainColumns<T>(rows: readonly T[], picks: ReadonlyArray<(row: T) => Cell>): string[] {
+  const out = new Array<string>(picks.length);
+  const cells = new Array<Cell>(rows.length);
+  for (let c = 0; c < picks.length; c++) {
+    const pick = picks[c]!;
+    for (let r = 0; r < rows.length; r++) cells[r] = pick(rows[r]!);
+    out[c] = plainArray(cells);
+  }
+  return out;
 }
 
 const targets = new WeakMap<pg.Pool, string>();

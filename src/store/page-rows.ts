@@ -30,8 +30,11 @@ function mergeRecord<T extends { raw: unknown; source: string }>(prev: T, next: 
   return out as T;
 }
 
-export const mergeUser = (a: CanonicalUser, b: CanonicalUser): CanonicalUser => mergeRecord(a, b, (u) => USER_RANK[u.source] ?? 0);
-export const mergeTweet = (a: CanonicalTweet, b: CanonicalTweet): CanonicalTweet => mergeRecord(a, b, (t) => TWEET_RANK[t.source] ?? 0);
+// Every function the page path calls per record lives at module scope (see plainColumns in db.ts).
+const userRank = (u: CanonicalUser): number => USER_RANK[u.source] ?? 0;
+const tweetRank = (t: CanonicalTweet): number => TWEET_RANK[t.source] ?? 0;
+export const mergeUser = (a: CanonicalUser, b: CanonicalUser): CanonicalUser => mergeRecord(a, b, userRank);
+export const mergeTweet = (a: CanonicalTweet, b: CanonicalTweet): CanonicalTweet => mergeRecord(a, b, tweetRank);
 
 export interface CollectedPage {
   users: CanonicalUser[];
@@ -43,35 +46,40 @@ export interface CollectedPage {
 }
 
 const byId = (a: { id: string }, b: { id: string }): number => compareIds(a.id, b.id);
+const byProvenance = (a: readonly [string, string], b: readonly [string, string]): number => compareIds(a[0], b[0]) || (a[1] < b[1] ? -1 : 1);
 
 /** Numeric order of decimal id strings without converting them to numbers. */
 export function compareIds(a: string, b: string): number {
   return a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
 }
 
+function addUser(users: Map<string, CanonicalUser>, u: CanonicalUser): void {
+  const prev = users.get(u.id);
+  users.set(u.id, prev ? mergeUser(prev, u) : u);
+}
+
+function addTweet(tweets: Map<string, CanonicalTweet>, users: Map<string, CanonicalUser>, t: CanonicalTweet, depth: number): void {
+  // Embedded tweets go in first so the page's own (fuller) version of the same tweet wins.
+  if (depth < 3) {
+    if (t.quoted) addTweet(tweets, users, t.quoted, depth + 1);
+    if (t.retweeted) addTweet(tweets, users, t.retweeted, depth + 1);
+  }
+  if (t.author) addUser(users, t.author);
+  const normalised = t.authorId === null && t.author ? { ...t, authorId: t.author.id } : t;
+  const prev = tweets.get(t.id);
+  tweets.set(t.id, prev ? mergeTweet(prev, normalised) : normalised);
+}
+
 export function collectPage(tweets: readonly CanonicalTweet[], users: readonly CanonicalUser[], userRole = 'user'): CollectedPage {
   const userMap = new Map<string, CanonicalUser>();
   const tweetMap = new Map<string, CanonicalTweet>();
-  const addUser = (u: CanonicalUser): void => {
-    const prev = userMap.get(u.id);
-    userMap.set(u.id, prev ? mergeUser(prev, u) : u);
-  };
-  const addTweet = (t: CanonicalTweet, depth: number): void => {
-    // Embedded tweets go in first so the page's own (fuller) version of the same tweet wins.
-    if (depth < 3) {
-      if (t.quoted) addTweet(t.quoted, depth + 1);
-      if (t.retweeted) addTweet(t.retweeted, depth + 1);
-    }
-    if (t.author) addUser(t.author);
-    const normalised = t.authorId === null && t.author ? { ...t, authorId: t.author.id } : t;
-    const prev = tweetMap.get(t.id);
-    tweetMap.set(t.id, prev ? mergeTweet(prev, normalised) : normalised);
-  };
-  for (const t of tweets) addTweet(t, 0);
-  for (const u of users) addUser(u);
+  for (const t of tweets) addTweet(tweetMap, userMap, t, 0);
+  for (const u of users) addUser(userMap, u);
 
+  const pageTweetIds = new Set<string>();
   const provenance = new Map<string, [string, string]>();
   for (const t of tweets) {
+    pageTweetIds.add(t.id);
     const authorId = t.authorId ?? t.author?.id;
     if (authorId) provenance.set(`${authorId}\u0000author`, [authorId, 'author']);
   }
@@ -80,8 +88,8 @@ export function collectPage(tweets: readonly CanonicalTweet[], users: readonly C
   return {
     users: [...userMap.values()].sort(byId),
     tweets: [...tweetMap.values()].sort(byId),
-    pageTweetIds: [...new Set(tweets.map((t) => t.id))].sort(compareIds),
-    provenance: [...provenance.values()].sort((a, b) => compareIds(a[0], b[0]) || (a[1] < b[1] ? -1 : 1)),
+    pageTweetIds: [...pageTweetIds].sort(compareIds),
+    provenance: [...provenance.values()].sort(byProvenance),
   };
 }
 
@@ -100,10 +108,17 @@ export function jsonText(value: unknown): string {
   return text.includes('\\u0000') ? JSON.stringify(value, stripNul) : text;
 }
 
+const NEEDS_ESCAPE = /["\\]/;
+
 /** One row's array as a Postgres array literal, so jagged arrays can ride in a text[] parameter. */
 export function arrayLiteral(items: readonly string[]): string {
   if (items.length === 0) return '{}';
-  return `{${items.map((s) => `"${(cleanText(s) ?? '').replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`).join(',')}}`;
+  let out = '{';
+  for (let i = 0; i < items.length; i++) {
+    const text = cleanText(items[i]!) ?? '';
+    out += `${i > 0 ? ',' : ''}"${NEEDS_ESCAPE.test(text) ? text.replace(/\\/g, '\\\\').replace(/"/g, '\\"') : text}"`;
+  }
+  return `${out}}`;
 }
 
 export function isoOrNull(date: Date | null): string | null {
@@ -147,6 +162,6 @@ export function mergeCollected(pages: readonly CollectedPage[]): CollectedPage {
     users: [...users.values()].sort(byId),
     tweets: [...tweets.values()].sort(byId),
     pageTweetIds: [...pageTweetIds].sort(compareIds),
-    provenance: [...provenance.values()].sort((a, b) => compareIds(a[0], b[0]) || (a[1] < b[1] ? -1 : 1)),
+    provenance: [...provenance.values()].sort(byProvenance),
   };
 }

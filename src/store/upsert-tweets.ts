@@ -5,7 +5,7 @@
  * v2-embedded).
  */
 import type { CanonicalTweet } from '../api-client/canonical.ts';
-import { plainArray, type PipelinedTransaction } from './db.ts';
+import { plainArray, plainColumns, type Cell, type PipelinedTransaction } from './db.ts';
 import { arrayLiteral, cleanText, isoOrNull, jsonText } from './page-rows.ts';
 
 const RANK = (col: string): string => `(CASE ${col} WHEN 'v3' THEN 3 WHEN 'v2' THEN 2 ELSE 1 END)`;
@@ -83,6 +83,36 @@ prov AS (
 )
 SELECT 1`;
 
+// $1–$23, in order. At module scope, as plainColumns asks.
+const COLUMNS: ReadonlyArray<(t: CanonicalTweet) => Cell> = [
+  (t) => t.id,
+  (t) => t.authorId,
+  (t) => cleanText(t.fullText) ?? '',
+  (t) => isoOrNull(t.createdAt),
+  (t) => cleanText(t.lang),
+  (t) => t.conversationId,
+  (t) => t.inReplyToTweetId,
+  (t) => cleanText(t.inReplyToUsername),
+  (t) => t.quotedTweetId ?? t.quoted?.id ?? null,
+  (t) => t.retweetedTweetId ?? t.retweeted?.id ?? null,
+  (t) => t.isReply,
+  (t) => t.isQuoteStatus,
+  (t) => t.isRepliesLimited,
+  (t) => t.likeCount,
+  (t) => t.retweetCount,
+  (t) => t.replyCount,
+  (t) => t.quoteCount,
+  (t) => t.bookmarkCount,
+  (t) => t.viewCount,
+  (t) => arrayLiteral(t.hashtags),
+  (t) => arrayLiteral(t.cashtags),
+  (t) => arrayLiteral(t.mentions),
+  (t) => arrayLiteral(t.urls),
+];
+const mediaOf = (t: CanonicalTweet): unknown => t.media;
+const sourceOf = (t: CanonicalTweet): string => t.source;
+const rawOf = (t: CanonicalTweet): unknown => t.raw;
+
 /** Queues the statement on a pipelined transaction (it is answered with the batch). */
 export function upsertTweets(
   tx: Pick<PipelinedTransaction, 'query'>,
@@ -93,32 +123,10 @@ export function upsertTweets(
 ): Promise<unknown> {
   if (tweets.length === 0) return Promise.resolve();
   const values: unknown[] = [
-    plainArray(tweets.map((t) => t.id)),
-    plainArray(tweets.map((t) => t.authorId)),
-    plainArray(tweets.map((t) => cleanText(t.fullText) ?? '')),
-    plainArray(tweets.map((t) => isoOrNull(t.createdAt))),
-    plainArray(tweets.map((t) => cleanText(t.lang))),
-    plainArray(tweets.map((t) => t.conversationId)),
-    plainArray(tweets.map((t) => t.inReplyToTweetId)),
-    plainArray(tweets.map((t) => cleanText(t.inReplyToUsername))),
-    plainArray(tweets.map((t) => t.quotedTweetId ?? t.quoted?.id ?? null)),
-    plainArray(tweets.map((t) => t.retweetedTweetId ?? t.retweeted?.id ?? null)),
-    plainArray(tweets.map((t) => t.isReply)),
-    plainArray(tweets.map((t) => t.isQuoteStatus)),
-    plainArray(tweets.map((t) => t.isRepliesLimited)),
-    plainArray(tweets.map((t) => t.likeCount)),
-    plainArray(tweets.map((t) => t.retweetCount)),
-    plainArray(tweets.map((t) => t.replyCount)),
-    plainArray(tweets.map((t) => t.quoteCount)),
-    plainArray(tweets.map((t) => t.bookmarkCount)),
-    plainArray(tweets.map((t) => t.viewCount)),
-    plainArray(tweets.map((t) => arrayLiteral(t.hashtags))),
-    plainArray(tweets.map((t) => arrayLiteral(t.cashtags))),
-    plainArray(tweets.map((t) => arrayLiteral(t.mentions))),
-    plainArray(tweets.map((t) => arrayLiteral(t.urls))),
-    jsonText(tweets.map((t) => t.media)),
-    plainArray(tweets.map((t) => t.source)),
-    jsonText(tweets.map((t) => t.raw)),
+    ...plainColumns(tweets, COLUMNS),
+    jsonText(tweets.map(mediaOf)),
+    plainArray(tweets.map(sourceOf)),
+    jsonText(tweets.map(rawOf)),
     observedAt.toISOString(),
     jobId,
     plainArray(pageTweetIds),

@@ -4,7 +4,7 @@
  * columns (MERGE below); a known account seen again unchanged is not rewritten (CHANGED).
  */
 import type { CanonicalUser } from '../api-client/canonical.ts';
-import { plainArray, type PipelinedTransaction } from './db.ts';
+import { plainColumns, type Cell, type PipelinedTransaction } from './db.ts';
 import { arrayLiteral, cleanText, isoOrNull, jsonText } from './page-rows.ts';
 
 // The value each column takes when a sighting meets a stored row (`n` = the new record, `u` = the
@@ -100,6 +100,34 @@ prov AS (
 )
 SELECT 1`;
 
+// $1–$21, in order. At module scope, as plainColumns asks.
+const COLUMNS: ReadonlyArray<(u: CanonicalUser) => Cell> = [
+  (u) => u.id,
+  (u) => cleanText(u.username),
+  (u) => cleanText(u.displayName),
+  (u) => cleanText(u.description),
+  (u) => cleanText(u.location),
+  (u) => isoOrNull(u.createdAt),
+  (u) => u.protected,
+  (u) => u.verified,
+  (u) => u.canDm,
+  (u) => u.possiblySensitive,
+  (u) => u.followersCount,
+  (u) => u.followingsCount,
+  (u) => u.tweetsCount,
+  (u) => u.favouritesCount,
+  (u) => u.mediaCount,
+  (u) => cleanText(u.profileImageUrl),
+  (u) => cleanText(u.profileBackgroundImageUrl),
+  (u) => cleanText(u.bannerUrl),
+  (u) => arrayLiteral(u.bioUrls),
+  (u) => arrayLiteral(u.pinnedTweetIds),
+  (u) => u.source,
+];
+const rawOf = (u: CanonicalUser): unknown => u.raw;
+// $25–$26: user id, role.
+const PROVENANCE_COLUMNS: ReadonlyArray<(p: readonly [string, string]) => Cell> = [(p) => p[0], (p) => p[1]];
+
 /** Queues the statement on a pipelined transaction (it is answered with the batch). */
 export function upsertUsers(
   tx: Pick<PipelinedTransaction, 'query'>,
@@ -110,32 +138,11 @@ export function upsertUsers(
 ): Promise<unknown> {
   if (users.length === 0 && provenance.length === 0) return Promise.resolve();
   const values: unknown[] = [
-    plainArray(users.map((u) => u.id)),
-    plainArray(users.map((u) => cleanText(u.username))),
-    plainArray(users.map((u) => cleanText(u.displayName))),
-    plainArray(users.map((u) => cleanText(u.description))),
-    plainArray(users.map((u) => cleanText(u.location))),
-    plainArray(users.map((u) => isoOrNull(u.createdAt))),
-    plainArray(users.map((u) => u.protected)),
-    plainArray(users.map((u) => u.verified)),
-    plainArray(users.map((u) => u.canDm)),
-    plainArray(users.map((u) => u.possiblySensitive)),
-    plainArray(users.map((u) => u.followersCount)),
-    plainArray(users.map((u) => u.followingsCount)),
-    plainArray(users.map((u) => u.tweetsCount)),
-    plainArray(users.map((u) => u.favouritesCount)),
-    plainArray(users.map((u) => u.mediaCount)),
-    plainArray(users.map((u) => cleanText(u.profileImageUrl))),
-    plainArray(users.map((u) => cleanText(u.profileBackgroundImageUrl))),
-    plainArray(users.map((u) => cleanText(u.bannerUrl))),
-    plainArray(users.map((u) => arrayLiteral(u.bioUrls))),
-    plainArray(users.map((u) => arrayLiteral(u.pinnedTweetIds))),
-    plainArray(users.map((u) => u.source)),
-    jsonText(users.map((u) => u.raw)),
+    ...plainColumns(users, COLUMNS),
+    jsonText(users.map(rawOf)),
     observedAt.toISOString(),
     jobId,
-    plainArray(provenance.map((p) => p[0])),
-    plainArray(provenance.map((p) => p[1])),
+    ...plainColumns(provenance, PROVENANCE_COLUMNS),
   ];
   return tx.query({ name: 'harvest_upsert_users', text: SQL, values });
 }
