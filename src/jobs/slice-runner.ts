@@ -183,6 +183,22 @@ export async function runSlice(sliceId: string, deps: SliceRunnerDeps): Promise<
   }
 }
 
+
+// Module scope, not closures made per page (docs/architecture.md, "Worker CPU").
+const requestRecord = (a: AttemptRecord): NonNullable<PageCommit['requests']>[number] => ({
+  endpoint: a.endpoint,
+  keyFingerprint: a.keyFingerprint,
+  status: a.status,
+  durationMs: a.durationMs,
+  at: a.at,
+});
+
+function quarantineRecords(endpoint: string, items: FetchedPage['quarantined']): NonNullable<PageCommit['quarantined']> {
+  const out: NonNullable<PageCommit['quarantined']> = [];
+  for (const q of items) out.push({ endpoint, reason: q.reason, payload: q.payload });
+  return out;
+}
+
 /** Where the walk goes after a page: its next cursor (null: it ends with this page), why, and notes. */
 interface NextStep {
   next: string | null;
@@ -233,6 +249,9 @@ async function commitAndDecide(
   let after;
   try {
     const commit = deps.commit ?? ((p: PageCommit) => commitPageAlone(deps.pool, p));
+    // Every field is written, optional ones as undefined: one object shape for every page keeps
+    // the commit path's property loads monomorphic (a new shape deoptimized queueAdvance, and each
+    // recompile of it took ~70 ms of TurboFan time).
     ({ result, after } = await commit({
       jobId: slice.jobId,
       sliceId: slice.id,
@@ -240,23 +259,19 @@ async function commitAndDecide(
       lease,
       nextCursor: next,
       sliceDone: done,
+      sliceStatus: undefined,
       // In the commit that ends the walk, under its guard: never done without its reason (audit),
       // and never written by a walk that lost the slice.
-      ...(done ? { endReason } : {}),
+      endReason: done ? endReason : undefined,
       tweets: page.tweets,
       users: page.users,
-      ...(page.edges ? { edges: page.edges } : {}),
-      ...(page.userRole ? { userRole: page.userRole } : {}),
-      quarantined: page.quarantined.map((q) => ({ endpoint: page.endpoint, reason: q.reason, payload: q.payload })),
-      requests: attempts.map((a) => ({
-        endpoint: a.endpoint,
-        keyFingerprint: a.keyFingerprint,
-        status: a.status,
-        durationMs: a.durationMs,
-        at: a.at,
-      })),
-      ...(next !== null && nextHash !== null ? { recentCursorHash: nextHash } : {}),
+      edges: page.edges,
+      userRole: page.userRole,
+      quarantined: quarantineRecords(page.endpoint, page.quarantined),
+      requests: attempts.map(requestRecord),
+      recentCursorHash: next !== null && nextHash !== null ? nextHash : undefined,
       emptyPage: page.itemCount === 0,
+      observedAt: undefined,
     }, ahead ? { waitsFor: ahead } : {}));
   } catch (error) {
     // The page is dropped (or its commit's fate is unknown: a lost connection), but its requests

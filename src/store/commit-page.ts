@@ -237,47 +237,37 @@ interface AdvanceRow {
   new_users: number;
 }
 
-/** Queues the advance of every page's slice (in `rows` order: the order new ids are credited in). */
-function queueAdvance(tx: PipelinedTransaction, rows: readonly Advance[]): Promise<QueryResult<AdvanceRow>> {
-  // Plain loops, no per-call closures: this runs once per commit (see plainColumns in db.ts).
-  const slice = { ids: [] as string[], jobs: [] as string[], expected: [] as Array<string | null>, next: [] as Array<string | null> };
-  const statuses: string[] = [];
-  const items: number[] = [];
-  const empty: boolean[] = [];
-  const cursorHashes: Array<string | null> = [];
-  const newest: Array<string | null> = [];
-  const oldest: Array<string | null> = [];
-  const leases: Array<string | null> = [];
-  const endReasons: Array<string | null> = [];
-  const req = { at: [] as string[], endpoint: [] as string[], key: [] as string[], status: [] as number[], ms: [] as number[], job: [] as string[], slice: [] as string[] };
+/** The request log's columns ($13–$19), one row per request of every page. */
+function requestColumns(rows: readonly Advance[]): unknown[][] {
+  const at: string[] = [];
+  const endpoint: string[] = [];
+  const key: string[] = [];
+  const status: number[] = [];
+  const ms: number[] = [];
+  const job: string[] = [];
+  const slice: string[] = [];
+  for (const { page } of rows) {
+    for (const r of page.requests ?? []) {
+      at.push(r.at.toISOString());
+      endpoint.push(r.endpoint);
+      key.push(r.keyFingerprint);
+      status.push(r.status);
+      ms.push(Math.max(0, Math.round(r.durationMs)));
+      job.push(page.jobId);
+      slice.push(page.sliceId);
+    }
+  }
+  return [at, endpoint, key, status, ms, job, slice];
+}
+
+/** [position of the page in `rows` (1-based), id] of every page's tweets and users ($21–$24). */
+function provenanceColumns(rows: readonly Advance[]): string[] {
   const tweetOrd: number[] = [];
   const tweetIds: string[] = [];
   const userOrd: number[] = [];
   const userIds: string[] = [];
   for (let i = 0; i < rows.length; i++) {
-    const { page, collected } = rows[i]!;
-    slice.ids.push(page.sliceId);
-    slice.jobs.push(page.jobId);
-    slice.expected.push(page.expectedCursor);
-    slice.next.push(page.nextCursor);
-    statuses.push(page.sliceDone ? 'done' : (page.sliceStatus ?? 'running'));
-    items.push(page.tweets.length + page.users.length);
-    empty.push(page.emptyPage);
-    cursorHashes.push(page.recentCursorHash ?? null);
-    const range = idRange(collected.pageTweetIds);
-    newest.push(range.newest);
-    oldest.push(range.oldest);
-    leases.push(page.lease ?? null);
-    endReasons.push(page.sliceDone ? (page.endReason ?? null) : null);
-    for (const r of page.requests ?? []) {
-      req.at.push(r.at.toISOString());
-      req.endpoint.push(r.endpoint);
-      req.key.push(r.keyFingerprint);
-      req.status.push(r.status);
-      req.ms.push(Math.max(0, Math.round(r.durationMs)));
-      req.job.push(page.jobId);
-      req.slice.push(page.sliceId);
-    }
+    const { collected } = rows[i]!;
     for (const id of collected.pageTweetIds) {
       tweetOrd.push(i + 1);
       tweetIds.push(id);
@@ -291,14 +281,49 @@ function queueAdvance(tx: PipelinedTransaction, rows: readonly Advance[]): Promi
       userIds.push(id);
     }
   }
+  return [plainArray(tweetOrd), plainArray(tweetIds), plainArray(userOrd), plainArray(userIds)];
+}
+
+/** Queues the advance of every page's slice (in `rows` order: the order new ids are credited in). */
+function queueAdvance(tx: PipelinedTransaction, rows: readonly Advance[]): Promise<QueryResult<AdvanceRow>> {
+  // Loops into arrays sized up front, no closures made per call (docs/architecture.md, "Worker CPU").
+  const n = rows.length;
+  const sliceIds = new Array<string>(n);
+  const jobIds = new Array<string>(n);
+  const expected = new Array<string | null>(n);
+  const next = new Array<string | null>(n);
+  const statuses = new Array<string>(n);
+  const items = new Array<number>(n);
+  const empty = new Array<boolean>(n);
+  const cursorHashes = new Array<string | null>(n);
+  const newest = new Array<string | null>(n);
+  const oldest = new Array<string | null>(n);
+  const leases = new Array<string | null>(n);
+  const endReasons = new Array<string | null>(n);
+  for (let i = 0; i < n; i++) {
+    const { page, collected } = rows[i]!;
+    const range = idRange(collected.pageTweetIds);
+    sliceIds[i] = page.sliceId;
+    jobIds[i] = page.jobId;
+    expected[i] = page.expectedCursor;
+    next[i] = page.nextCursor;
+    statuses[i] = page.sliceDone ? 'done' : (page.sliceStatus ?? 'running');
+    items[i] = page.tweets.length + page.users.length;
+    empty[i] = page.emptyPage;
+    cursorHashes[i] = page.recentCursorHash ?? null;
+    newest[i] = range.newest;
+    oldest[i] = range.oldest;
+    leases[i] = page.lease ?? null;
+    endReasons[i] = page.sliceDone ? (page.endReason ?? null) : null;
+  }
   return tx.query<AdvanceRow>({
     name: 'harvest_advance_slices',
     text: ADVANCE_SQL,
     values: [
-      plainArray(slice.ids),
-      plainArray(slice.jobs),
-      slice.expected,
-      slice.next,
+      plainArray(sliceIds),
+      plainArray(jobIds),
+      expected,
+      next,
       statuses,
       plainArray(items),
       plainArray(empty),
@@ -307,18 +332,9 @@ function queueAdvance(tx: PipelinedTransaction, rows: readonly Advance[]): Promi
       plainArray(oldest),
       leases,
       endReasons,
-      req.at,
-      req.endpoint,
-      req.key,
-      req.status,
-      req.ms,
-      req.job,
-      req.slice,
+      ...requestColumns(rows),
       LIVE_JOB_STATUSES,
-      plainArray(tweetOrd),
-      plainArray(tweetIds),
-      plainArray(userOrd),
-      plainArray(userIds),
+      ...provenanceColumns(rows),
     ],
   });
 }
