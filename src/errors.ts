@@ -74,8 +74,16 @@ export class InputError extends AppError {
 }
 
 export class AbortedError extends AppError {
-  constructor(message = 'aborted') {
+  /**
+   * False when the request it ended was never written (the client was closed, or the abort came
+   * while it waited for a connection): nothing reached the service. True, the default, when it may
+   * have: an abort mid-exchange is an attempt like any transport end.
+   */
+  readonly sent: boolean;
+
+  constructor(message = 'aborted', options: { sent?: boolean } = {}) {
     super(ErrorCode.ABORTED, message);
+    this.sent = options.sent ?? true;
   }
 }
 

@@ -5,7 +5,7 @@
  * No field or message ever holds the API key: keys are named by fingerprint, and a service message
  * that echoes the key back is scrubbed before it is stored (see `scrubKey`).
  */
-import { AppError, ErrorCode, type ErrorCodeValue } from '../errors.ts';
+import { AbortedError, AppError, ErrorCode, type ErrorCodeValue } from '../errors.ts';
 
 export interface ApiErrorContext {
   /** Method and route, no query: `POST /v3/search-tweets`, `GET /v2/info/{user_handle}`. */
@@ -124,9 +124,9 @@ export class TransientError extends ApiError {
   }
 }
 
-/** Whether an attempt's failure means its request never left this process (late grant, no connection). */
+/** Whether an attempt's failure means its request never left this process (late grant, no connection, closed client). */
 export function neverSent(error: unknown): boolean {
-  return error instanceof LateGrantError || (error instanceof TransientError && !error.sent);
+  return error instanceof LateGrantError || ((error instanceof TransientError || error instanceof AbortedError) && !error.sent);
 }
 
 /** 2xx whose body is not JSON or does not have the documented shape. */

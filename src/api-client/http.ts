@@ -111,8 +111,8 @@ export function createHttpClient(options: HttpOptions): HttpClient {
   }
 
   function send(request: HttpRequest): Promise<HttpResponse> {
-    if (closed) return Promise.reject(new AbortedError('API client is closed'));
-    if (request.signal?.aborted) return Promise.reject(new AbortedError());
+    if (closed) return Promise.reject(new AbortedError('API client is closed', { sent: false }));
+    if (request.signal?.aborted) return Promise.reject(new AbortedError('aborted', { sent: false }));
     // Already late: refused before undici, whose abort in onRequestStart destroys the connection.
     const lateMs = lateBy(request);
     if (lateMs > 0) return Promise.reject(new LateGrantError(lateMs));
@@ -146,7 +146,7 @@ export function createHttpClient(options: HttpOptions): HttpClient {
         reject(classify(error, request, overDeadline, written));
       };
       const timer = setTimeout(() => fail(new Error('deadline'), true), deadlineMs);
-      const onAbort = (): void => fail(new AbortedError());
+      const onAbort = (): void => fail(new AbortedError('aborted', { sent: written }));
       request.signal?.addEventListener('abort', onAbort, { once: true });
       const tooLarge = (): InvalidResponseError =>
         new InvalidResponseError({
@@ -198,7 +198,7 @@ export function createHttpClient(options: HttpOptions): HttpClient {
   /** Any failure of an attempt as the error the caller sees: typed ones pass, transport ones become TransientError. */
   function classify(error: unknown, request: HttpRequest, overDeadline: boolean, written: boolean): unknown {
     if (error instanceof InvalidResponseError || error instanceof AbortedError || error instanceof LateGrantError) return error;
-    if (request.signal?.aborted) return new AbortedError();
+    if (request.signal?.aborted) return new AbortedError('aborted', { sent: written });
     const transportCode = overDeadline ? DEADLINE_TRANSPORT_CODE : transportCodeOf(error);
     return new TransientError({
       endpoint: request.endpoint,

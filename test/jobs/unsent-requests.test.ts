@@ -11,6 +11,7 @@ import net from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ApiClient } from '../../src/api-client/client.ts';
 import { TransientError } from '../../src/api-client/errors.ts';
+import { AbortedError } from '../../src/errors.ts';
 import type { AttemptRecord } from '../../src/api-client/executor.ts';
 import type { RedisGate } from '../../src/jobs/limiter/redis-gate.ts';
 import { RateWaitTracker } from '../../src/jobs/rate-wait.ts';
@@ -115,6 +116,24 @@ describe('requests that never left the process', () => {
     } finally {
       await client.close();
       client = null;
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+
+  it('a call on a closed client (shutdown) is not an attempt: its grant goes back', async () => {
+    const server = http.createServer((_req, res) => res.end('{}'));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const closed = clientAt(`http://127.0.0.1:${(server.address() as net.AddressInfo).port}`);
+      await closed.close();
+      const error = await closed.info({ username: 'anyone' }, { jobId: 'job-1' }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(AbortedError);
+      expect(error).toMatchObject({ sent: false });
+      expect(attempts).toEqual([]);
+      expect(gate.stats()).toMatchObject({ grants: 1, givenBack: 1 });
+      expect((await gate.keyStates())[0]?.remaining).toBe(QUOTA);
+      expect(await gate.budgetRemaining('job-1')).toBe(BUDGET);
+    } finally {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     }
   });
