@@ -37,7 +37,7 @@ export interface ErrorContext {
   quotaRecheckMs: number;
   /** Delay before a slice that made progress tries again, and before a page is fetched again. */
   transientRetryMs: number;
-  /** Requests this page has cost in this run so far, the failed call's attempts included. */
+  /** Tries of this page in this run so far: its requests (the failed call's attempts included) and tries that never connected. */
   pageRequests: number;
   /** Requests one page may cost before its slice fails (HARVEST_MAX_ATTEMPTS_PER_PAGE). */
   maxAttemptsPerPage: number;
@@ -96,7 +96,7 @@ export function decideOnError(error: unknown, ctx: ErrorContext): ErrorDecision 
 /** A failure the same request may not repeat: fetched again while the page has requests left, else the slice fails. */
 function pageRetry(code: string, message: string, ctx: ErrorContext): ErrorDecision {
   if (ctx.pageRequests < ctx.maxAttemptsPerPage) return { kind: 'refetch', atMs: ctx.nowMs + ctx.transientRetryMs };
-  return { kind: 'fail-slice', code, message: `gave up on a page after ${ctx.pageRequests} requests: ${message}` };
+  return { kind: 'fail-slice', code, message: `gave up on a page after ${ctx.pageRequests} tries: ${message}` };
 }
 
 /** Codes no retry can fix: a slice run that throws one fails at once (BullMQ UnrecoverableError). */

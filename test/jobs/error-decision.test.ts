@@ -69,7 +69,7 @@ describe('decideOnError: an error and its context become one decision, by code',
       for (const progressed of [false, true]) {
         expect(decideOnError(error, { ...ctx, progressed, pageRequests: 5 })).toEqual({ kind: 'refetch', atMs: ctx.nowMs + 2000 });
         const d = decideOnError(error, { ...ctx, progressed, pageRequests: 6 });
-        expect(d).toEqual({ kind: 'fail-slice', code: error.code, message: `gave up on a page after 6 requests: ${error.message}` });
+        expect(d).toEqual({ kind: 'fail-slice', code: error.code, message: `gave up on a page after 6 tries: ${error.message}` });
       }
     }
     expect(decideOnError(new TransientError(api(500)), { ...ctx, pageRequests: 6 })).toMatchObject({ message: expect.stringMatching(/\(500\)/) });

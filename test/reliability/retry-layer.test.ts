@@ -129,7 +129,7 @@ describe('a service that cannot be reached', () => {
     // slice fails instead of refetching its page for as long as the outage lasts.
     const failed = await waitForJob(h.services.pool, jobId, (s) => s.status === 'failed', 30_000);
     expect(failed.errorCode).toBe('API_TRANSIENT');
-    expect(failed.errorMessage).toMatch(/gave up on a page after \d+ requests/);
+    expect(failed.errorMessage).toMatch(/gave up on a page after \d+ tries/);
     expect(failed.errorMessage).toMatch(/ECONNREFUSED/);
     const { rows } = await h.services.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM api_requests WHERE job_id = $1::bigint', [jobId]);
     expect(rows[0]!.n).toBe(0);
