@@ -62,7 +62,7 @@ describe('one retry layer', () => {
     expect(slices).toHaveLength(1);
     expect(slices[0]!.status).toBe('failed');
     expect(slices[0]!.error_code).toBe('API_TRANSIENT');
-    expect(slices[0]!.error_message).toMatch(/after 6 requests/);
+    expect(slices[0]!.error_message).toMatch(/after 6 tries/);
     expect(slices[0]!.error_message).toMatch(/\(500\)/);
     // `status` shows the reason: the job's error is its failed slice's.
     expect(failed.errorMessage).toMatch(/\(500\)/);
