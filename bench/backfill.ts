@@ -76,6 +76,8 @@ interface RunResult {
   rssStartMb: number;
   rssEndMb: number;
   cpuMsPerPage: number;
+  /** The same from half of the pages to the end: what is left once the JIT has warmed (reference). */
+  cpuMsPerPageSecondHalf: number;
   /** Mean 1-minute load average while the run walked: the machine is shared, the rate moves with it. */
   loadAvg: number;
   /** Most requests that arrived in one wall-clock second (the service's window; 21+ means a 429). */
@@ -88,6 +90,13 @@ function busiestSecond(log: readonly RequestLogEntry[]): number {
   return Math.max(0, ...perSecond.values());
 }
 
+/** Worker CPU per page between the first sample at `from` × the pages and the last sample. */
+function cpuPerPageFrom(samples: ReadonlyArray<{ pages: number; ms: number }>, from: number): number {
+  const last = samples.at(-1);
+  const first = last ? samples.find((s) => s.pages >= last.pages * from) : undefined;
+  return first && last && last.pages > first.pages ? (last.ms - first.ms) / (last.pages - first.pages) : 0;
+}
+
 async function runBackfill(env: BenchEnv, range: { since: string; until: string }, processes: number): Promise<RunResult> {
   env.sim.control.clearRequestLog();
   const jobId = await env.submit({ kind: 'search', params: { query: BACKFILL_QUERY, since: range.since, until: range.until } });
@@ -98,6 +107,7 @@ async function runBackfill(env: BenchEnv, range: { since: string; until: string 
   const rss: Array<{ pages: number; mb: number }> = [];
   let cpuStart: { pages: number; ms: number } | null = null;
   let cpuEnd: { pages: number; ms: number } | null = null;
+  const cpuSamples: Array<{ pages: number; ms: number }> = [];
   const loads: number[] = [];
   try {
     for (;;) {
@@ -115,6 +125,7 @@ async function runBackfill(env: BenchEnv, range: { since: string; until: string 
       if (cpu !== null && processes === 1) {
         if (cpuStart === null && snap.pages >= 0.1 * (MIN_TWEETS / SEARCH_PAGE_SIZE)) cpuStart = { pages: snap.pages, ms: cpu };
         if (cpuStart !== null) cpuEnd = { pages: snap.pages, ms: cpu };
+        cpuSamples.push({ pages: snap.pages, ms: cpu });
       }
       await sleep(500);
     }
@@ -146,6 +157,7 @@ async function runBackfill(env: BenchEnv, range: { since: string; until: string 
     loadAvg: loads.reduce((a, b) => a + b, 0) / Math.max(1, loads.length),
     busiestSecond: busiestSecond(log),
     cpuMsPerPage: cpuStart && cpuEnd && cpuEnd.pages > cpuStart.pages ? (cpuEnd.ms - cpuStart.ms) / (cpuEnd.pages - cpuStart.pages) : 0,
+    cpuMsPerPageSecondHalf: cpuPerPageFrom(cpuSamples, 0.5),
   };
 }
 
@@ -163,6 +175,7 @@ export async function runBackfillBench(): Promise<Record<string, number>> {
         worker_rss_mb_start: round(r1.rssStartMb, 1),
         worker_rss_mb_end: round(r1.rssEndMb, 1),
         worker_process_cpu_ms_per_page: round(r1.cpuMsPerPage, 2),
+        worker_process_cpu_ms_per_page_second_half: round(r1.cpuMsPerPageSecondHalf, 2),
       };
     }
     const r3 = await runBackfill(env, three!, 3);
@@ -178,6 +191,7 @@ export async function runBackfillBench(): Promise<Record<string, number>> {
       worker_rss_mb_start: round(r1.rssStartMb, 1),
       worker_rss_mb_end: round(r1.rssEndMb, 1),
       worker_process_cpu_ms_per_page: round(r1.cpuMsPerPage, 2),
+      worker_process_cpu_ms_per_page_second_half: round(r1.cpuMsPerPageSecondHalf, 2),
       backfill_load_avg: round((r1.loadAvg + r3.loadAvg) / 2, 2),
     };
   } finally {
