@@ -29,6 +29,8 @@ export type CallOptions = AcquireOptions & {
    * still end in a failure, not in refetching the page for as long as the outage lasts.
    */
   unsent?: { tries: number };
+  /** This call's retry policy over the client's (a quota sync on one given grant tries once). */
+  retryPolicy?: Partial<RetryPolicy>;
 };
 
 export interface AttemptRecord {
@@ -79,7 +81,8 @@ function serviceMessageOf(text: string, key: string, fingerprint: string): strin
 export function createExecutor(deps: ExecutorDeps): Execute {
   return async function execute<T>(spec: RequestSpec<T>, options: CallOptions = {}): Promise<T> {
     const endpoint = `${spec.method} ${spec.route}`;
-    return withRetry({ gate: options?.gate ?? deps.gate, policy: deps.retry, acquire: options }, async (grant, attempt) => {
+    const policy = options.retryPolicy ? { ...deps.retry, ...options.retryPolicy } : deps.retry;
+    return withRetry({ gate: options.gate ?? deps.gate, policy, acquire: options }, async (grant, attempt) => {
       const at = new Date();
       const started = performance.now();
       let status = 0;

@@ -43,7 +43,7 @@ export function describeEnd(s: JobSnapshot): string {
     case 'failed':
       return `job ${s.id} failed: ${s.errorMessage ?? 'unknown error'}${s.errorCode ? ` [${s.errorCode}]` : ''}`;
     case 'paused_quota':
-      return `job ${s.id} paused: quota (${s.note ?? 'no key has quota left'}); it resumes by itself when quota returns (keep a worker running)`;
+      return `job ${s.id} ${s.note ?? 'paused: quota (no key has quota left)'}; it resumes by itself when quota returns (keep a worker running)`;
     case 'paused':
       return `job ${s.id} paused; \`harvest resume ${s.id}\` continues it`;
     case 'cancelled':

@@ -75,9 +75,13 @@ export function decideOnError(error: unknown, ctx: ErrorContext): ErrorDecision 
       // (HARVEST_MAX_ATTEMPTS_PER_PAGE); the queue never runs the page again on top of it.
       return pageRetry(code, message, ctx);
     case ErrorCode.KEYS_EXHAUSTED: {
-      const retryAt = (error as QuotaExhaustedError).retryAt;
+      const { retryAt, unknownQuota } = error as QuotaExhaustedError;
       const atMs = Math.max(ctx.nowMs + MIN_PARK_MS, retryAt ? retryAt.getTime() : ctx.nowMs + ctx.quotaRecheckMs);
-      return { kind: 'park', atMs, note: `paused: quota (no key can grant until ${new Date(atMs).toISOString()})` };
+      const until = new Date(atMs).toISOString();
+      const note = unknownQuota
+        ? `paused: quota unknown (asking the service for it failed: ${unknownQuota}; asking again at ${until})`
+        : `paused: quota (no key can grant until ${until})`;
+      return { kind: 'park', atMs, note };
     }
     case ErrorCode.BUDGET_EXHAUSTED:
       return { kind: 'end-job', note: 'stopped: the --max-requests budget is spent' };

@@ -78,10 +78,14 @@ function oneGrantGate(grant: Grant, gate: RequestGate): RequestGate {
   };
 }
 
-/** The usage call (/v3/key-usage-info) on the key of a grant the limiter already gave. */
+/**
+ * The usage call (/v3/key-usage-info) on the key of a grant the limiter already gave. It is tried
+ * once: there is no second grant, and a failure should name its own cause (what a job parked on an
+ * unknown quota says), not the one-grant gate's refusal of a retry.
+ */
 export function usageSource(client: ApiClient, gate: RequestGate): FetchUsage {
   return async (grant) => {
-    const usage = await client.keyUsageInfo({ gate: oneGrantGate(grant, gate) });
+    const usage = await client.keyUsageInfo({ gate: oneGrantGate(grant, gate), retryPolicy: { maxAttemptsTransient: 1, maxAttemptsRateLimited: 1 } });
     return { remaining: usage.remainingRequests, validUntil: usage.validUntil };
   };
 }

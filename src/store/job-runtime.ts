@@ -249,7 +249,7 @@ export async function pauseJobForQuota(db: Queryable, jobId: string, note: strin
         RETURNING id, kind)
      INSERT INTO outbox (type, job_id, payload)
      SELECT $3, p.id, jsonb_build_object(
-              'text', format('harvest: job %s (%s) paused: no key has quota left (%s)', p.id, p.kind, $2::text),
+              'text', format('harvest: job %s (%s) %s', p.id, p.kind, $2::text),
               'data', jsonb_build_object('jobId', p.id::text, 'kind', p.kind, 'note', $2::text))
        FROM paused p
       WHERE NOT EXISTS (SELECT 1 FROM outbox o WHERE o.job_id = p.id AND o.type = $3 AND o.created_at > now() - interval '1 hour')`,

@@ -43,6 +43,15 @@ describe('decideOnError: an error and its context become one decision, by code',
     expect(d.kind === 'park' && d.note).toMatch(/^paused: quota/);
   });
 
+  it('every usable key has an unknown quota and asking failed: park, and the note says so and why', () => {
+    const at = new Date(ctx.nowMs + 5000);
+    const d = decideOnError(new QuotaExhaustedError(at, { unknownQuota: 'connect ECONNREFUSED 127.0.0.1:9' }), ctx);
+    expect(d).toMatchObject({ kind: 'park', atMs: at.getTime() });
+    expect(d.kind === 'park' && d.note).toBe(
+      `paused: quota unknown (asking the service for it failed: connect ECONNREFUSED 127.0.0.1:9; asking again at ${at.toISOString()})`,
+    );
+  });
+
   it('a wrong request fails the job with its own code and message', () => {
     for (const error of [new BadRequestError(api(400)), new GoneError({ ...api(410), endpoint: 'POST /v2/comments' }), new InputError('bad query')]) {
       expect(decideOnError(error, ctx)).toEqual({ kind: 'fail-job', code: error.code, message: error.message });

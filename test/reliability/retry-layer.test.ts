@@ -137,3 +137,31 @@ describe('a service that cannot be reached', () => {
     expect(await h.services.gate.budgetRemaining(jobId)).toBe(50);
   });
 });
+
+describe('a service that cannot be reached while the quota is unknown', () => {
+  let h: Harness;
+  let harvester: Harvester | null = null;
+  beforeAll(async () => {
+    h = await startHarness({ env: { HARVEST_BASE_URL: `http://127.0.0.1:${await freePort()}` } });
+  });
+  afterAll(async () => {
+    await harvester?.stop();
+    await h?.close();
+  });
+
+  it('parks the backfill as paused_quota, saying the quota is unknown and why asking for it failed', { timeout: 30_000 }, async () => {
+    harvester = new Harvester(h.services, { concurrency: 4, quotaSyncMs: 3_600_000 });
+    await harvester.start();
+    const jobId = await h.submit({ kind: 'search', params: { query: 'lang:en' }, maxRequests: 50 });
+    const parked = await waitForJob(h.services.pool, jobId, (s) => s.status === 'paused_quota', 20_000);
+    // Not "no key can grant": no key is spent, the backfill keeps the watch reserve and could not
+    // learn how much quota there is.
+    expect(parked.note).toMatch(/^paused: quota unknown \(asking the service for it failed: .*ECONNREFUSED.*; asking again at /);
+    const { rows } = await h.services.pool.query<{ text: string }>(
+      `SELECT payload->>'text' AS text FROM outbox WHERE type = 'job.paused_quota' AND job_id = $1::bigint`,
+      [jobId],
+    );
+    expect(rows.map((r) => r.text)).toEqual([`harvest: job ${jobId} (search) ${parked.note}`]);
+    expect(parked.note).not.toContain(h.config.apiKeys[0]!.key);
+  });
+});

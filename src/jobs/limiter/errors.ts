@@ -9,14 +9,24 @@ export class QuotaExhaustedError extends AppError {
   /** Earliest moment a key may grant again (an unpark or quota renewal), or null when unknown. */
   readonly retryAt: Date | null;
 
-  constructor(retryAt: Date | null) {
+  /**
+   * Set when no key is spent, but every key the job could use has an unknown quota and asking the
+   * service for it failed: why it failed (the quota sync's error). A backfill keeps the watch
+   * reserve, so it does not spend a key whose quota it does not know.
+   */
+  readonly unknownQuota: string | null;
+
+  constructor(retryAt: Date | null, options: { unknownQuota?: string } = {}) {
     super(
       ErrorCode.KEYS_EXHAUSTED,
-      retryAt
-        ? `no API key can grant a request before ${retryAt.toISOString()}`
-        : 'no API key can grant a request (quota spent or keys disabled)',
+      options.unknownQuota !== undefined
+        ? `the quota of every usable API key is unknown and asking the service failed (${options.unknownQuota})`
+        : retryAt
+          ? `no API key can grant a request before ${retryAt.toISOString()}`
+          : 'no API key can grant a request (quota spent or keys disabled)',
     );
     this.retryAt = retryAt;
+    this.unknownQuota = options.unknownQuota ?? null;
   }
 }
 

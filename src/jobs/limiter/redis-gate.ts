@@ -83,6 +83,8 @@ export class RedisGate implements RequestGate {
   readonly #lostListeners = new Set<(error: LimiterStateLostError) => void>();
   #usageSource: FetchUsage | null = null;
   readonly #unknownSyncs = new UnknownQuotaSyncs();
+  /** Why the last sync of an unknown quota failed (see QuotaExhaustedError.unknownQuota). */
+  #unknownSyncError: string | null = null;
   readonly #lanes = new Map<string, Lane>();
   readonly #stats: LimiterStats = { acquireCalls: 0, reportCalls: 0, reportsSkipped: 0, grants: 0, givenBack: 0 };
   readonly #clock = new ClockOffset();
@@ -220,7 +222,12 @@ export class RedisGate implements RequestGate {
     if (!source) return false;
     return this.#unknownSyncs.sync(fingerprints, async (fp) => {
       const names = this.#names.find((n) => n.fingerprint === fp);
-      return names !== undefined && (await this.#syncKey(names, source)).error === null;
+      if (names === undefined) return false;
+      const { error } = await this.#syncKey(names, source);
+      // What a job parked for it says (its note): the client's errors name the endpoint and the
+      // key's fingerprint, never the key.
+      if (error !== null) this.#unknownSyncError = (error instanceof Error ? error.message : String(error)).slice(0, 300);
+      return error === null;
     });
   }
 
@@ -356,7 +363,12 @@ export class RedisGate implements RequestGate {
       case 'unknown':
         // Keep the watch reserve: learn the quota first, then ask again.
         if (await this.#syncUnknown(reply.fingerprints)) return { kind: 'again' };
-        return { kind: 'refused', error: new QuotaExhaustedError(new Date(Date.now() + UNKNOWN_SYNC_BACKOFF_MS)) };
+        return {
+          kind: 'refused',
+          error: new QuotaExhaustedError(new Date(Date.now() + UNKNOWN_SYNC_BACKOFF_MS), {
+            unknownQuota: this.#unknownSyncError ?? 'no usage source to ask',
+          }),
+        };
     }
   }
 
