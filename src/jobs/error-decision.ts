@@ -39,11 +39,11 @@ export interface ErrorContext {
   transientRetryMs: number;
   /** Tries of this page in this run so far: its requests (the failed call's attempts included) and tries that never connected. */
   pageRequests: number;
-  /** Requests one page may cost before its slice fails (HARVEST_MAX_ATTEMPTS_PER_PAGE). */
+  /** Tries one page may cost before its slice fails (HARVEST_MAX_ATTEMPTS_PER_PAGE): requests, and tries that never connected. */
   maxAttemptsPerPage: number;
 }
 
-/** Requests one page may cost by default before its slice fails (HARVEST_MAX_ATTEMPTS_PER_PAGE). */
+/** Tries one page may cost by default before its slice fails (HARVEST_MAX_ATTEMPTS_PER_PAGE). */
 export const DEFAULT_MAX_ATTEMPTS_PER_PAGE = 6;
 
 /** A parked job never asks again sooner than this (a retryAt in the past or just now). */

@@ -55,7 +55,7 @@ export interface SliceRunnerDeps extends SplitDeps {
   signal: AbortSignal;
   /** How long a job parked for quota waits when no key says when it can grant (HARVEST_QUOTA_RECHECK_MS). */
   quotaRecheckMs: number;
-  /** Requests one page may cost before its slice fails (HARVEST_MAX_ATTEMPTS_PER_PAGE, default 6). */
+  /** Tries one page may cost before its slice fails (HARVEST_MAX_ATTEMPTS_PER_PAGE, default 6). */
   maxAttemptsPerPage?: number;
   /** Consecutive pages with no new id after which a walk ends (HARVEST_MAX_STALE_PAGES, default 10). */
   maxStalePages?: number;
@@ -182,7 +182,6 @@ export async function runSlice(sliceId: string, deps: SliceRunnerDeps): Promise<
     throw error;
   }
 }
-
 
 // Module scope, not closures made per page (docs/architecture.md, "Worker CPU").
 const requestRecord = (a: AttemptRecord): NonNullable<PageCommit['requests']>[number] => ({

@@ -108,6 +108,7 @@ describe('RedisGate keeps the watch reserve while the quota is unknown', () => {
     const gate = gateWith({ watchReserve: 3 });
     const error = await rejection(gate.acquire({ priority: 'backfill' }));
     expect(error).toBeInstanceOf(QuotaExhaustedError);
+    expect(error).toMatchObject({ unknownQuota: 'no usage source to ask' });
     expect((await gate.keyStates())[0]).toMatchObject({ granted: 0, remaining: null });
     // Watches may use the reserve, so they are granted while it is unknown.
     expect((await gate.acquire({ priority: 'watch' })).fingerprint).toBe(ONE!.fingerprint);
@@ -140,8 +141,11 @@ describe('RedisGate keeps the watch reserve while the quota is unknown', () => {
     const error = await rejection(gate.acquire({ priority: 'backfill' }));
     expect(error).toBeInstanceOf(QuotaExhaustedError);
     expect((error as QuotaExhaustedError).retryAt?.getTime()).toBeGreaterThan(Date.now());
-    // A failed sync is not repeated on every acquire.
-    await rejection(gate.acquire({ priority: 'backfill' }));
+    // The job's note names why the quota is unknown: the key's own failed sync.
+    expect(error).toMatchObject({ unknownQuota: 'usage endpoint down' });
+    // A failed sync is not repeated on every acquire, and the refusal while it backs off still
+    // names it.
+    expect(await rejection(gate.acquire({ priority: 'backfill' }))).toMatchObject({ unknownQuota: 'usage endpoint down' });
     expect(calls).toBe(1);
   });
 });

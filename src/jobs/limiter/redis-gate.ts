@@ -83,8 +83,8 @@ export class RedisGate implements RequestGate {
   readonly #lostListeners = new Set<(error: LimiterStateLostError) => void>();
   #usageSource: FetchUsage | null = null;
   readonly #unknownSyncs = new UnknownQuotaSyncs();
-  /** Why the last sync of an unknown quota failed (see QuotaExhaustedError.unknownQuota). */
-  #unknownSyncError: string | null = null;
+  /** Why each key's last sync of an unknown quota failed, until one succeeds (QuotaExhaustedError.unknownQuota). */
+  readonly #unknownSyncErrors = new Map<string, string>();
   readonly #lanes = new Map<string, Lane>();
   readonly #stats: LimiterStats = { acquireCalls: 0, reportCalls: 0, reportsSkipped: 0, grants: 0, givenBack: 0 };
   readonly #clock = new ClockOffset();
@@ -226,7 +226,8 @@ export class RedisGate implements RequestGate {
       const { error } = await this.#syncKey(names, source);
       // What a job parked for it says (its note): the client's errors name the endpoint and the
       // key's fingerprint, never the key.
-      if (error !== null) this.#unknownSyncError = (error instanceof Error ? error.message : String(error)).slice(0, 300);
+      if (error === null) this.#unknownSyncErrors.delete(fp);
+      else this.#unknownSyncErrors.set(fp, (error instanceof Error ? error.message : String(error)).slice(0, 300));
       return error === null;
     });
   }
@@ -366,10 +367,17 @@ export class RedisGate implements RequestGate {
         return {
           kind: 'refused',
           error: new QuotaExhaustedError(new Date(Date.now() + UNKNOWN_SYNC_BACKOFF_MS), {
-            unknownQuota: this.#unknownSyncError ?? 'no usage source to ask',
+            unknownQuota: this.#unknownSyncCause(reply.fingerprints),
           }),
         };
     }
+  }
+
+  /** Why the quota of these keys could not be learned: their own last sync failures. */
+  #unknownSyncCause(fingerprints: readonly string[]): string {
+    if (!this.#usageSource) return 'no usage source to ask';
+    const causes = [...new Set(fingerprints.flatMap((fp) => this.#unknownSyncErrors.get(fp) ?? []))];
+    return causes.length > 0 ? causes.join('; ') : 'no answer yet';
   }
 
   #warnUnknownQuota(fingerprint: string): void {
