@@ -102,7 +102,8 @@ describe('one retry layer', () => {
   });
 });
 
-describe('a service that cannot be reached', () => {
+/** A harness whose HARVEST_BASE_URL is a port nothing listens on, and a Harvester on it (started by the test). */
+function useUnreachableService(): { h: () => Harness; startHarvester: () => Promise<void> } {
   let h: Harness;
   let harvester: Harvester | null = null;
   beforeAll(async () => {
@@ -113,8 +114,20 @@ describe('a service that cannot be reached', () => {
     await harvester?.stop();
     await h?.close();
   });
+  return {
+    h: () => h,
+    startHarvester: async () => {
+      harvester = new Harvester(h.services, { concurrency: 4, quotaSyncMs: 3_600_000 });
+      await harvester.start();
+    },
+  };
+}
+
+describe('a service that cannot be reached', () => {
+  const service = useUnreachableService();
 
   it('fails the slice after 6 tries, as a failing one would, with no request recorded and the budget whole', { timeout: 40_000 }, async () => {
+    const h = service.h();
     // The quota as a sync would have found it (the sync cannot reach the service either, and a
     // backfill waits for a key whose quota is unknown).
     const fingerprint = h.config.apiKeys[0]!.fingerprint;
@@ -122,8 +135,7 @@ describe('a service that cannot be reached', () => {
     // A quota sync that cannot connect gives its grant back too (its one-grant gate passes it on).
     expect((await h.services.gate.syncQuota())[0]).toMatchObject({ fingerprint, remaining: null, error: expect.anything() });
     expect((await h.services.gate.keyStates())[0]?.remaining).toBe(1000);
-    harvester = new Harvester(h.services, { concurrency: 4, quotaSyncMs: 3_600_000 });
-    await harvester.start();
+    await service.startHarvester();
     const jobId = await h.submit({ kind: 'search', params: { query: 'lang:en' }, maxRequests: 50 });
     // Tries that never left the process are not requests, but the page's bound counts them: the
     // slice fails instead of refetching its page for as long as the outage lasts.
@@ -139,19 +151,11 @@ describe('a service that cannot be reached', () => {
 });
 
 describe('a service that cannot be reached while the quota is unknown', () => {
-  let h: Harness;
-  let harvester: Harvester | null = null;
-  beforeAll(async () => {
-    h = await startHarness({ env: { HARVEST_BASE_URL: `http://127.0.0.1:${await freePort()}` } });
-  });
-  afterAll(async () => {
-    await harvester?.stop();
-    await h?.close();
-  });
+  const service = useUnreachableService();
 
   it('parks the backfill as paused_quota, saying the quota is unknown and why asking for it failed', { timeout: 30_000 }, async () => {
-    harvester = new Harvester(h.services, { concurrency: 4, quotaSyncMs: 3_600_000 });
-    await harvester.start();
+    const h = service.h();
+    await service.startHarvester();
     const jobId = await h.submit({ kind: 'search', params: { query: 'lang:en' }, maxRequests: 50 });
     const parked = await waitForJob(h.services.pool, jobId, (s) => s.status === 'paused_quota', 20_000);
     // Not "no key can grant": no key is spent, the backfill keeps the watch reserve and could not
