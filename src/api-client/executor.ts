@@ -78,10 +78,15 @@ function serviceMessageOf(text: string, key: string, fingerprint: string): strin
   return scrubKey(body.data.message, key, fingerprint).slice(0, MAX_SERVICE_MESSAGE);
 }
 
+function definedFields<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
 export function createExecutor(deps: ExecutorDeps): Execute {
   return async function execute<T>(spec: RequestSpec<T>, options: CallOptions = {}): Promise<T> {
     const endpoint = `${spec.method} ${spec.route}`;
-    const policy = options.retryPolicy ? { ...deps.retry, ...options.retryPolicy } : deps.retry;
+    // Undefined fields are skipped by withRetry, so the call's own only override what it sets.
+    const policy = options.retryPolicy ? { ...deps.retry, ...definedFields(options.retryPolicy) } : deps.retry;
     return withRetry({ gate: options.gate ?? deps.gate, policy, acquire: options }, async (grant, attempt) => {
       const at = new Date();
       const started = performance.now();

@@ -81,7 +81,12 @@ export async function withRetry<T>(
   deps: RetryDeps,
   attempt: (grant: Grant, attemptNumber: number) => Promise<{ value: T; status: number }>,
 ): Promise<T> {
-  const policy = { ...DEFAULT_RETRY_POLICY, ...deps.policy };
+  // A field given as undefined keeps its default: spread as is, it would replace it, and
+  // `transient >= undefined` never stops retrying.
+  const policy = { ...DEFAULT_RETRY_POLICY };
+  for (const [name, value] of Object.entries(deps.policy ?? {}) as Array<[keyof RetryPolicy, number | undefined]>) {
+    if (value !== undefined) policy[name] = value;
+  }
   const now = deps.now ?? Date.now;
   const random = deps.random ?? Math.random;
   const signal = deps.acquire?.signal;

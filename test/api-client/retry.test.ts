@@ -43,6 +43,17 @@ describe('withRetry', () => {
     expect(n).toBe(3);
   });
 
+  it('a policy field given as undefined keeps its default (4 transient attempts), never unbounded', async () => {
+    const gate = recordingGate('key-a');
+    let n = 0;
+    const error = await withRetry({ gate, policy: { ...fast, maxAttemptsTransient: undefined } }, () => {
+      n++;
+      return Promise.reject(new TransientError({ ...ctx, status: 503 }));
+    }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TransientError);
+    expect(n).toBe(4);
+  });
+
   it('waits for the next wall-clock second after a 429', async () => {
     expect(delayAfterRateLimit(10_250, 0, () => 0)).toBe(750);
     expect(delayAfterRateLimit(10_999, 50, () => 0.999)).toBe(1 + 50);
