@@ -9,7 +9,7 @@ import { ApiError, InvalidResponseError, TransientError, errorForStatus, neverSe
 import type { HttpClient, HttpMethod, QueryParams } from './http.ts';
 import { parseJsonBody } from './json-body.ts';
 import { EnvelopeError } from './page.ts';
-import { withRetry, type RetryPolicy } from './retry.ts';
+import { retryPolicyOf, withRetry, type RetryPolicy } from './retry.ts';
 import { errorBodySchema } from './schemas/common.ts';
 
 export type CallOptions = AcquireOptions & {
@@ -78,15 +78,11 @@ function serviceMessageOf(text: string, key: string, fingerprint: string): strin
   return scrubKey(body.data.message, key, fingerprint).slice(0, MAX_SERVICE_MESSAGE);
 }
 
-function definedFields<T extends object>(value: T): Partial<T> {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
-}
-
 export function createExecutor(deps: ExecutorDeps): Execute {
+  const clientPolicy = retryPolicyOf(deps.retry);
   return async function execute<T>(spec: RequestSpec<T>, options: CallOptions = {}): Promise<T> {
     const endpoint = `${spec.method} ${spec.route}`;
-    // Undefined fields are skipped by withRetry, so the call's own only override what it sets.
-    const policy = options.retryPolicy ? { ...deps.retry, ...definedFields(options.retryPolicy) } : deps.retry;
+    const policy = options.retryPolicy ? retryPolicyOf(clientPolicy, options.retryPolicy) : clientPolicy;
     return withRetry({ gate: options.gate ?? deps.gate, policy, acquire: options }, async (grant, attempt) => {
       const at = new Date();
       const started = performance.now();

@@ -45,6 +45,20 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
   rateLimitJitterMs: 50,
 };
 
+/**
+ * The defaults, then each layer's fields in order. A field given as undefined keeps what is below
+ * it: spread as is, it would replace it, and `transient >= undefined` never stops retrying.
+ */
+export function retryPolicyOf(...layers: ReadonlyArray<Partial<RetryPolicy> | undefined>): RetryPolicy {
+  const policy = { ...DEFAULT_RETRY_POLICY };
+  for (const layer of layers) {
+    for (const [name, value] of Object.entries(layer ?? {}) as Array<[keyof RetryPolicy, number | undefined]>) {
+      if (value !== undefined) policy[name] = value;
+    }
+  }
+  return policy;
+}
+
 export interface RetryDeps {
   gate: RequestGate;
   policy?: Partial<RetryPolicy>;
@@ -81,12 +95,7 @@ export async function withRetry<T>(
   deps: RetryDeps,
   attempt: (grant: Grant, attemptNumber: number) => Promise<{ value: T; status: number }>,
 ): Promise<T> {
-  // A field given as undefined keeps its default: spread as is, it would replace it, and
-  // `transient >= undefined` never stops retrying.
-  const policy = { ...DEFAULT_RETRY_POLICY };
-  for (const [name, value] of Object.entries(deps.policy ?? {}) as Array<[keyof RetryPolicy, number | undefined]>) {
-    if (value !== undefined) policy[name] = value;
-  }
+  const policy = retryPolicyOf(deps.policy);
   const now = deps.now ?? Date.now;
   const random = deps.random ?? Math.random;
   const signal = deps.acquire?.signal;

@@ -98,6 +98,11 @@ const NEEDS_ESCAPE = /["\\]/;
 /** An element `plainArray` can write. */
 export type Cell = string | number | boolean | null | undefined;
 
+/** A text as a quoted element of a Postgres array literal, escaped as pg's escapeElement does. */
+export function quotedElement(text: string): string {
+  return NEEDS_ESCAPE.test(text) ? `"${text.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"` : `"${text}"`;
+}
+
 /**
  * A `{…}` array literal for a `$n::bigint[]`, `int[]`, `boolean[]` or `text[]` parameter, built in
  * one pass. pg encodes a JS array element by element (prepareValue, then escapeElement's two regex
@@ -116,7 +121,7 @@ export function plainArray(values: readonly Cell[]): string {
     else if (typeof v === 'number' && Number.isFinite(v)) out += String(v);
     else {
       const text = String(v);
-      out += PLAIN_INTEGER.test(text) ? text : NEEDS_ESCAPE.test(text) ? `"${text.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"` : `"${text}"`;
+      out += PLAIN_INTEGER.test(text) ? text : quotedElement(text);
     }
   }
   return `${out}}`;

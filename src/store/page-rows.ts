@@ -4,6 +4,7 @@
  * concurrent commits of overlapping pages from deadlocking on each other's rows.
  */
 import type { CanonicalTweet, CanonicalUser, TweetSource, UserSource } from '../api-client/canonical.ts';
+import { quotedElement } from './db.ts';
 
 // A full v3 profile outranks one without `location` (new-followers-7d) and the reduced forms.
 const USER_RANK: Record<UserSource, number> = {
@@ -108,15 +109,12 @@ export function jsonText(value: unknown): string {
   return text.includes('\\u0000') ? JSON.stringify(value, stripNul) : text;
 }
 
-const NEEDS_ESCAPE = /["\\]/;
-
 /** One row's array as a Postgres array literal, so jagged arrays can ride in a text[] parameter. */
 export function arrayLiteral(items: readonly string[]): string {
   if (items.length === 0) return '{}';
   let out = '{';
   for (let i = 0; i < items.length; i++) {
-    const text = cleanText(items[i]!) ?? '';
-    out += `${i > 0 ? ',' : ''}"${NEEDS_ESCAPE.test(text) ? text.replace(/\\/g, '\\\\').replace(/"/g, '\\"') : text}"`;
+    out += `${i > 0 ? ',' : ''}${quotedElement(cleanText(items[i]!) ?? '')}`;
   }
   return `${out}}`;
 }

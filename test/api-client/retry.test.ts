@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { RateLimitedError, TransientError, NotFoundError } from '../../src/api-client/errors.ts';
-import { delayAfterRateLimit, withRetry } from '../../src/api-client/retry.ts';
+import { DEFAULT_RETRY_POLICY, delayAfterRateLimit, retryPolicyOf, withRetry } from '../../src/api-client/retry.ts';
 import { AbortedError } from '../../src/errors.ts';
 import { recordingGate } from './helpers.ts';
 
@@ -52,6 +52,16 @@ describe('withRetry', () => {
     }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TransientError);
     expect(n).toBe(4);
+  });
+
+  it("a call's policy goes over the client's, field by field; undefined fields override nothing", () => {
+    const client = retryPolicyOf({ maxAttemptsTransient: 2, transientDelayMinMs: 5 });
+    expect(retryPolicyOf(client, { maxAttemptsTransient: undefined, maxAttemptsRateLimited: 1 })).toEqual({
+      ...DEFAULT_RETRY_POLICY,
+      maxAttemptsTransient: 2,
+      transientDelayMinMs: 5,
+      maxAttemptsRateLimited: 1,
+    });
   });
 
   it('waits for the next wall-clock second after a 429', async () => {
