@@ -5,10 +5,14 @@
  * body of the wrong shape) costs one request and no re-run. Against the simulator over HTTP, with
  * a proxy in front that rewrites chosen answers.
  */
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Harvester } from '../../src/jobs/harvester.ts';
+import { limiterLayout } from '../../src/jobs/limiter/key-layout.ts';
+import { keyNamespaceFor } from '../../src/jobs/limiter/namespace.ts';
 import { jobSnapshot, type JobSnapshot } from '../../src/store/job-status.ts';
-import { startHarness, type Harness } from '../helpers/harness.ts';
+import { REDIS_URL, startHarness, type Harness } from '../helpers/harness.ts';
 import { corruptingProxy, freePort, sleep, waitForJob, type CorruptingProxy } from './support.ts';
 
 const SEARCH = '/v3/search-tweets';
@@ -102,17 +106,31 @@ describe('one retry layer', () => {
   });
 });
 
-/** A harness whose HARVEST_BASE_URL is a port nothing listens on, and a Harvester on it (started by the test). */
+/**
+ * A harness whose HARVEST_BASE_URL is a port nothing listens on, and a Harvester on it (started by
+ * the test). Its key is its own: a key's limiter state is shared by every deployment on the same
+ * service origin and outlives the harness's prefix, and a port once used by another test's
+ * simulator with the shared test key would bring that key's known quota with it.
+ */
 function useUnreachableService(): { h: () => Harness; startHarvester: () => Promise<void> } {
   let h: Harness;
   let harvester: Harvester | null = null;
   beforeAll(async () => {
     // Nothing listens there: every connection is refused.
-    h = await startHarness({ env: { HARVEST_BASE_URL: `http://127.0.0.1:${await freePort()}` } });
+    h = await startHarness({ keys: [`unreachable-${randomBytes(6).toString('hex')}`], env: { HARVEST_BASE_URL: `http://127.0.0.1:${await freePort()}` } });
   });
   afterAll(async () => {
     await harvester?.stop();
-    await h?.close();
+    if (!h) return;
+    const { state, quota } = limiterLayout('unused', keyNamespaceFor(h.config.baseUrl)).key(h.config.apiKeys[0]!.fingerprint);
+    await h.close();
+    // The key's state is this test's own (its random key): remove it too.
+    const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
+    try {
+      await redis.del(state, quota);
+    } finally {
+      redis.disconnect();
+    }
   });
   return {
     h: () => h,
