@@ -122,6 +122,7 @@ export async function runSlice(sliceId: string, deps: SliceRunnerDeps): Promise<
   // their params and the cursor): the walk's request rate no longer pays for its commits, and the
   // commit may wait to share its transaction with other pages (GroupCommitter's gatherMs).
   let ahead: Ahead | null = null;
+  const maxStale = deps.maxStalePages ?? DEFAULT_MAX_STALE_PAGES;
   try {
     for (;;) {
       // Shutdown: a page already fetched ahead is committed first (its request was spent).
@@ -149,9 +150,9 @@ export async function runSlice(sliceId: string, deps: SliceRunnerDeps): Promise<
       const fetchedAt = performance.now();
       const verdict = handler.afterPage?.(params, page, { firstPage: cursor === null }) ?? {};
       const plan = nextStepOf(slice, page, verdict, log);
-      // Not after a page that brought nothing new: the walk may be about to end (maxStalePages), and
-      // a page fetched ahead then would be a request spent for nothing.
-      if (plan.next !== null && handler.fetchAhead === true && slice.stalePages === 0 && !deps.signal.aborted) {
+      // Only while the walk goes on even if this page brings nothing new: one more stale page
+      // would end it (maxStalePages), and a page fetched ahead then is a request spent for nothing.
+      if (plan.next !== null && handler.fetchAhead === true && slice.stalePages + 1 < maxStale && !deps.signal.aborted) {
         ahead = fetchAhead(handler, params, plan.next, ctx);
       }
       const step = await commitAndDecide(slice, lease, page, verdict, plan, attempts, deps, log, ahead?.fetched ?? null);
@@ -326,7 +327,7 @@ async function commitAndDecide(
   const maxStale = deps.maxStalePages ?? DEFAULT_MAX_STALE_PAGES;
   if (result.stalePages >= maxStale) {
     await recordSliceEnd(deps.pool, slice.id, SliceEndReason.STALE_PAGES, lease);
-    const note = `slice ${slice.id}: ${result.stalePages} pages in a row brought no new id; walk ended`;
+    const note = `slice ${slice.id}: ${result.stalePages} ${result.stalePages === 1 ? 'page' : 'pages'} in a row brought no new id; walk ended`;
     await finishSlice(deps.pool, { sliceId: slice.id, jobId: slice.jobId, status: 'done', lease, note });
     log.warn({ stalePages: result.stalePages }, 'walk ended: pages bring nothing new');
     return { kind: 'stop', outcome: { kind: 'done' } };
