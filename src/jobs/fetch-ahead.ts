@@ -5,7 +5,7 @@
  */
 import type { AttemptRecord } from '../api-client/index.ts';
 import type { Logger } from '../logger.ts';
-import type { Pool } from '../store/db.ts';
+import { retryIdempotentWrite, type Pool } from '../store/db.ts';
 import type { SliceForRun } from '../store/job-runtime.ts';
 import { recordRequests } from '../store/jobs.ts';
 import type { FetchedPage, SliceContext, SliceHandler } from './kind.ts';
@@ -54,19 +54,22 @@ export async function dropAhead(ahead: Ahead, slice: SliceForRun, pool: Pool, lo
   );
 }
 
-/** Records the requests of a page that is not committed with them (failed, dropped, or its commit failed). */
+/**
+ * Records the requests of a page that is not committed with them (failed, dropped, or its commit
+ * failed). Tried again after a deadlock or a lost connection: the rows are keyed (api_requests'
+ * dedupe index) and requests_spent counts only rows inserted, so a write that did land is not
+ * counted twice.
+ */
 export async function accountAttempts(pool: Pool, slice: SliceForRun, attempts: readonly AttemptRecord[]): Promise<void> {
   if (attempts.length === 0) return;
-  await recordRequests(
-    pool,
-    attempts.map((a) => ({
-      endpoint: a.endpoint,
-      keyFingerprint: a.keyFingerprint,
-      status: a.status,
-      durationMs: a.durationMs,
-      at: a.at,
-      jobId: slice.jobId,
-      sliceId: slice.id,
-    })),
-  );
+  const rows = attempts.map((a) => ({
+    endpoint: a.endpoint,
+    keyFingerprint: a.keyFingerprint,
+    status: a.status,
+    durationMs: a.durationMs,
+    at: a.at,
+    jobId: slice.jobId,
+    sliceId: slice.id,
+  }));
+  await retryIdempotentWrite(() => recordRequests(pool, rows));
 }

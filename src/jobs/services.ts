@@ -8,7 +8,7 @@ import { ApiClient, type AttemptRecord } from '../api-client/index.ts';
 import type { Config } from '../config.ts';
 import { AppError, ErrorCode, isAppError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
-import { createPool, describeTarget, type Pool } from '../store/db.ts';
+import { createPool, describeTarget, retryIdempotentWrite, type Pool } from '../store/db.ts';
 import { DatabaseUnavailableError } from '../store/errors.ts';
 import { getJob, recordRequests } from '../store/jobs.ts';
 import { createRedisGate, keyNamespaceFor, type FetchUsage, type RedisGate } from './limiter/index.ts';
@@ -139,7 +139,8 @@ export async function openServices(config: Config, logger: Logger, options: Open
   });
   // Requests made outside any page (quota syncs, estimates) are still accounted for.
   const orphan = (a: AttemptRecord) => {
-    recordRequests(pool, [{ endpoint: a.endpoint, keyFingerprint: a.keyFingerprint, status: a.status, durationMs: a.durationMs, at: a.at }]).catch(
+    const row = { endpoint: a.endpoint, keyFingerprint: a.keyFingerprint, status: a.status, durationMs: a.durationMs, at: a.at };
+    retryIdempotentWrite(() => recordRequests(pool, [row])).catch(
       (error: unknown) => logger.warn({ err: error }, 'could not record a request'),
     );
   };

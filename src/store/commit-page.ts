@@ -19,7 +19,7 @@
  * first (all of the batch's, by id, in one statement), then job rows (by id).
  */
 import type { CanonicalTweet, CanonicalUser } from '../api-client/canonical.ts';
-import { plainArray, SqlState, sqlState, withPipelinedTransaction, type PipelinedTransaction, type Pool, type PoolClient, type QueryResult } from './db.ts';
+import { isConflictAbort, plainArray, SqlState, sqlState, withPipelinedTransaction, type PipelinedTransaction, type Pool, type PoolClient, type QueryResult } from './db.ts';
 import { upsertEdges, type EdgeBatch } from './edges.ts';
 import { StaleSliceError } from './errors.ts';
 import { LIVE_JOB_STATUSES } from './states.ts';
@@ -437,8 +437,6 @@ async function commitBatchOnce(pool: Pool, pages: readonly PageCommit[], hooks: 
   return settled();
 }
 
-const RETRYABLE = new Set<string>([SqlState.DEADLOCK_DETECTED, SqlState.SERIALIZATION_FAILURE]);
-
 async function commitBatch(pool: Pool, pages: readonly PageCommit[], hooks: CommitHooks): Promise<PageOutcome[]> {
   // A deadlock between two workers writing overlapping rows rolls the whole transaction back, so
   // it is simply run again (at most 3 attempts).
@@ -446,7 +444,7 @@ async function commitBatch(pool: Pool, pages: readonly PageCommit[], hooks: Comm
     try {
       return await commitBatchOnce(pool, pages, hooks);
     } catch (error) {
-      if (attempt < 3 && RETRYABLE.has(sqlState(error) ?? '')) continue;
+      if (attempt < 3 && isConflictAbort(error)) continue;
       if (pages.length === 1) return [{ ok: false, error }];
       // One page's rows broke the batch: each page alone, so only that page fails.
       const outcomes: PageOutcome[] = [];

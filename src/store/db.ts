@@ -66,6 +66,34 @@ export function sqlState(error: unknown): string | undefined {
   return undefined;
 }
 
+/** A conflict Postgres resolved by aborting this statement's transaction: running it again may succeed. */
+export function isConflictAbort(error: unknown): boolean {
+  const code = sqlState(error);
+  return code === SqlState.DEADLOCK_DETECTED || code === SqlState.SERIALIZATION_FAILURE;
+}
+
+/** The connection failed or went away (Postgres restarting, a network blip): another may work. */
+export function isConnectionLoss(error: unknown): boolean {
+  const code = sqlState(error);
+  return code !== undefined && CONNECTION_CODES.has(code);
+}
+
+/**
+ * Runs an idempotent write on the pool again after a conflict abort or a lost connection, `tries`
+ * times at most, waiting 50 ms, then 200 ms, … between tries. Not for a statement inside a
+ * caller's transaction: that transaction is aborted with it.
+ */
+export async function retryIdempotentWrite<T>(write: () => Promise<T>, tries = 3): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await write();
+    } catch (error) {
+      if (attempt >= tries || !(isConflictAbort(error) || isConnectionLoss(error))) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 50 * 4 ** (attempt - 1)));
+    }
+  }
+}
+
 /** `host:port/database` of a connection string, without credentials, for messages. */
 export function describeTarget(databaseUrl: string): string {
   try {

@@ -6,9 +6,12 @@
  * job row (requests_spent) and asked, for its slice_id foreign key, for a KEY SHARE on the slice.
  * Postgres killed recordRequests after deadlock_timeout (1 s) and the request was never recorded
  * (api_requests 149, the simulator 150). recordRequests now takes the slices first, as every
- * other writer does (slice rows, then the job row).
+ * other writer does (slice rows, then the job row). A deadlock with a writer that takes them the
+ * other way round can still kill it: accountAttempts then writes the rows again.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { accountAttempts } from '../../src/jobs/fetch-ahead.ts';
+import type { SliceForRun } from '../../src/store/job-runtime.ts';
 import { createJob, createSlices, getJob, recordRequests } from '../../src/store/jobs.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 
@@ -55,6 +58,35 @@ describe('recordRequests and endJob', () => {
       await ender.query('ROLLBACK').catch(() => undefined);
       ender.release();
     }
+    expect((await getJob(db.pool, jobId))?.requestsSpent).toBe(1);
+  });
+});
+
+describe('accountAttempts', () => {
+  it('writes a failed page\'s requests again when Postgres picks it as a deadlock victim', { timeout: 15_000 }, async () => {
+    const jobId = await createJob(db.pool, { kind: 'search', params: {}, maxRequests: 10 });
+    const [sliceId] = await createSlices(db.pool, jobId, [{ kind: 'search', params: {} }]);
+    const slice = { id: sliceId!, jobId } as SliceForRun;
+    // A writer taking the rows job first: it holds the job row, the record takes its KEY SHARE on
+    // the slice and waits for the job row, then the writer asks for the slice. The record waited
+    // first, so its deadlock check (deadlock_timeout, 1 s) finds the cycle and aborts it.
+    const other = await db.pool.connect();
+    try {
+      await other.query('BEGIN');
+      await other.query('SELECT 1 FROM jobs WHERE id = $1::bigint FOR UPDATE', [jobId]);
+      const at = new Date();
+      const recorded = accountAttempts(db.pool, slice, [{ endpoint: 'POST /v3/search-tweets', keyFingerprint: 'fp', status: 500, durationMs: 40, at, attempt: 1 }]);
+      recorded.catch(() => undefined);
+      await waitUntilBlocked('INSERT INTO api_requests');
+      await other.query('SELECT 1 FROM job_slices WHERE id = $1::bigint FOR UPDATE', [sliceId]);
+      await other.query('COMMIT');
+      await recorded;
+    } finally {
+      await other.query('ROLLBACK').catch(() => undefined);
+      other.release();
+    }
+    const { rows } = await db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM api_requests WHERE slice_id = $1::bigint', [sliceId]);
+    expect(rows[0]!.n).toBe(1);
     expect((await getJob(db.pool, jobId))?.requestsSpent).toBe(1);
   });
 });
