@@ -7,6 +7,8 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll } from 'vitest';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { Harvester, type HarvesterOptions } from '../../src/jobs/harvester.ts';
+import { limiterLayout } from '../../src/jobs/limiter/key-layout.ts';
+import { keyNamespaceFor } from '../../src/jobs/limiter/namespace.ts';
 import { deletePrefixKeysAt } from '../../src/jobs/redis-keys.ts';
 import { openServices, type Services } from '../../src/jobs/services.ts';
 import { planContext } from '../../src/jobs/harvester.ts';
@@ -37,6 +39,12 @@ export interface Harness {
 export interface HarnessOptions {
   simulator?: SimulatorOptions;
   keys?: string[];
+  /**
+   * One key of this harness's own (random) instead of `keys`: a key's limiter state (rate slot,
+   * quota) lives outside the prefix, shared by every harness that sends the same key to the same
+   * origin, and outlives it; this one's is removed on close.
+   */
+  ownKey?: boolean;
   rate?: number;
   /** Extra environment on top of the harness's own (it wins over the defaults). */
   env?: Record<string, string>;
@@ -51,7 +59,7 @@ export function busyWorldOptions(): HarnessOptions {
 }
 
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
-  const keys = options.keys ?? ['test-key-1'];
+  const keys = options.ownKey ? [`own-${randomBytes(6).toString('hex')}`] : (options.keys ?? ['test-key-1']);
   const sim = await startSimulator({ keys, seed: 7, scale: 'small', ...options.simulator });
   const db = await createTestDatabase();
   const prefix = `htest_${randomBytes(5).toString('hex')}`;
@@ -100,6 +108,10 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     },
     async close() {
       await services.queues.obliterate().catch(() => undefined);
+      if (options.ownKey) {
+        const layout = limiterLayout('unused', keyNamespaceFor(config.baseUrl));
+        for (const k of config.apiKeys) await services.redis.del(layout.key(k.fingerprint).state, layout.key(k.fingerprint).quota);
+      }
       await services.close();
       await deletePrefixKeysAt(REDIS_URL, prefix);
       await db.drop();

@@ -5,14 +5,10 @@
  * body of the wrong shape) costs one request and no re-run. Against the simulator over HTTP, with
  * a proxy in front that rewrites chosen answers.
  */
-import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Harvester } from '../../src/jobs/harvester.ts';
-import { limiterLayout } from '../../src/jobs/limiter/key-layout.ts';
-import { keyNamespaceFor } from '../../src/jobs/limiter/namespace.ts';
 import { jobSnapshot, type JobSnapshot } from '../../src/store/job-status.ts';
-import { REDIS_URL, startHarness, type Harness } from '../helpers/harness.ts';
+import { startHarness, type Harness } from '../helpers/harness.ts';
 import { corruptingProxy, freePort, sleep, waitForJob, type CorruptingProxy } from './support.ts';
 
 const SEARCH = '/v3/search-tweets';
@@ -117,20 +113,11 @@ function useUnreachableService(): { h: () => Harness; startHarvester: () => Prom
   let harvester: Harvester | null = null;
   beforeAll(async () => {
     // Nothing listens there: every connection is refused.
-    h = await startHarness({ keys: [`unreachable-${randomBytes(6).toString('hex')}`], env: { HARVEST_BASE_URL: `http://127.0.0.1:${await freePort()}` } });
+    h = await startHarness({ ownKey: true, env: { HARVEST_BASE_URL: `http://127.0.0.1:${await freePort()}` } });
   });
   afterAll(async () => {
     await harvester?.stop();
-    if (!h) return;
-    const { state, quota } = limiterLayout('unused', keyNamespaceFor(h.config.baseUrl)).key(h.config.apiKeys[0]!.fingerprint);
-    await h.close();
-    // The key's state is this test's own (its random key): remove it too.
-    const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
-    try {
-      await redis.del(state, quota);
-    } finally {
-      redis.disconnect();
-    }
+    await h?.close();
   });
   return {
     h: () => h,
