@@ -261,6 +261,6 @@ export async function repairJob(deps: RepairDeps, report: Pick<AuditReport, 'job
   });
   if (!done) return [];
   if (done.budget !== null) await deps.budgets.setBudget(report.jobId, done.budget, { replace: true });
-  for (const id of done.ids) await deps.queues.enqueueSlice(done.priority, { jobId: report.jobId, sliceId: id });
-  return done.ids;
+  for (const s of done.slices) await deps.queues.enqueueSlice(s.priority, { jobId: report.jobId, sliceId: s.id });
+  return done.slices.map((s) => s.id);
 }

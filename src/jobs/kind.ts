@@ -33,7 +33,7 @@ export interface FetchedPage {
 export interface SliceContext {
   client: ApiClient;
   /**
-   * Options for every client call of this page: the job's priority and request budget, the
+   * Options for every client call of this page: the slice's priority, the job's request budget, the
    * worker's shutdown signal, and the page's attempt list (each attempt, retries included, is
    * appended there, so the page commits its own request accounting).
    */
@@ -118,6 +118,7 @@ export interface WatchPassInput {
 export interface JobKind<P = unknown> {
   readonly kind: string;
   readonly params: z.ZodType<P>;
+  /** The job's own (jobs.priority, shown by status); each slice runs at its own (slicePriority). */
   readonly priority: RequestPriority;
   plan(params: P, ctx: PlanContext): SliceSpec[];
   /** In the transaction that records the job and its slices (e.g. the watch row). */

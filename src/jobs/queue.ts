@@ -136,6 +136,15 @@ export class HarvestQueues {
     return true;
   }
 
+  /** The queues that hold the slice now (waiting, delayed or being walked): at most one, normally. */
+  async queuesHolding(sliceId: string): Promise<RequestPriority[]> {
+    const held: RequestPriority[] = [];
+    for (const [priority, queue] of Object.entries(this.#queues) as Array<[RequestPriority, Queue]>) {
+      if (HELD_STATES.has(await queue.getJobState(sliceJobId(sliceId)))) held.push(priority);
+    }
+    return held;
+  }
+
   async removeSlice(priority: RequestPriority, sliceId: string): Promise<void> {
     const job = await this.#queues[priority].getJob(sliceJobId(sliceId));
     if (job && !(await job.isActive())) await job.remove().catch(() => undefined);

@@ -107,7 +107,7 @@ export async function runSlice(sliceId: string, deps: SliceRunnerDeps): Promise<
   if (!slice || slice.lease !== lease || slice.status !== SliceStatus.RUNNING) return { kind: 'done' };
   const ctx: SliceContext = {
     client: deps.client,
-    call: { priority: slice.job.priority, jobId: slice.jobId, signal: deps.signal },
+    call: { priority: slice.priority, jobId: slice.jobId, signal: deps.signal },
     sliceId: slice.id,
     logger: log,
     db: deps.pool,

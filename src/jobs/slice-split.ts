@@ -54,8 +54,8 @@ export async function refill(ended: SliceForRun, deps: SplitDeps, log: Logger): 
     const { remainingPages } = best;
     const child = await splitSlice(deps.pool, { sliceId: best.id, jobId: ended.jobId, ...best.proposal });
     if (child) {
-      log.info({ split: best.id, child, remainingPages: Math.round(remainingPages) }, 'a slice ended: split the largest remainder');
-      await deps.onSplit(ended.jobId, child, ended.job.priority);
+      log.info({ split: best.id, child: child.id, remainingPages: Math.round(remainingPages) }, 'a slice ended: split the largest remainder');
+      await deps.onSplit(ended.jobId, child.id, child.priority);
     }
   } catch (error) {
     log.warn({ err: error }, 'could not split a remainder after a slice ended');
@@ -81,8 +81,8 @@ export async function split(slice: SliceForRun, proposal: SplitProposal, deps: S
   full.delete(slice.jobId);
   const child = await splitSlice(deps.pool, { sliceId: slice.id, jobId: slice.jobId, ...proposal });
   if (!child) return false;
-  log.info({ child, splitAt: new Date(proposal.stopBelowMs).toISOString() }, 'slice split');
-  await deps.onSplit(slice.jobId, child, slice.job.priority);
+  log.info({ child: child.id, splitAt: new Date(proposal.stopBelowMs).toISOString() }, 'slice split');
+  await deps.onSplit(slice.jobId, child.id, child.priority);
   return true;
 }
 

@@ -5,7 +5,7 @@
  */
 import type { Pool } from '../store/db.ts';
 import { withTransaction } from '../store/db.ts';
-import { createJob, createSlices } from '../store/jobs.ts';
+import { createJob, insertSlices } from '../store/jobs.ts';
 import { startWatchPassIn } from '../store/watches.ts';
 import type { PlanContext } from './kind.ts';
 import type { HarvestQueues } from './queue.ts';
@@ -36,7 +36,7 @@ export async function submitJob(deps: SubmitDeps, input: SubmitInput): Promise<{
       priority: kind.priority,
       maxRequests: input.maxRequests ?? null,
     });
-    const ids = await createSlices(client, id, slices);
+    const created = await insertSlices(client, id, slices);
     await kind.onCreate?.(client, id, params);
     // A watch kind that planned no pass starts its first one here, from the state of its
     // identity's watch (watermark, floor): a one-shot pass continues where the last one stopped.
@@ -48,12 +48,13 @@ export async function submitJob(deps: SubmitDeps, input: SubmitInput): Promise<{
         (w) => passSlice(params, { watermarkId: w.watermarkId, floorMs: w.floorMs, pass: w.passes + 1, now: deps.planContext.now }),
         { markRunning: false },
       );
-      if (first?.started) ids.push(first.sliceId);
+      if (first?.started) created.push({ id: first.sliceId, priority: first.priority });
     }
-    return { jobId: id, sliceIds: ids };
+    return { jobId: id, sliceIds: created };
   });
   if (input.maxRequests !== undefined) await deps.budgets.setBudget(jobId, input.maxRequests);
-  for (const sliceId of sliceIds) await deps.queues.enqueueSlice(kind.priority, { jobId, sliceId });
+  // Each on its own slice's queue: a watch's history backfill is backfill work, its passes watch work.
+  for (const s of sliceIds) await deps.queues.enqueueSlice(s.priority, { jobId, sliceId: s.id });
   await kind.afterSubmit?.(deps.queues, jobId, params);
   return { jobId, slices: sliceIds.length };
 }

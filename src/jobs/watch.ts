@@ -3,7 +3,6 @@
  * overlap), and make sure the active pass is queued (a no-op when it already is).
  */
 import type { Pool } from '../store/db.ts';
-import { getJob } from '../store/jobs.ts';
 import { startWatchPass } from '../store/watches.ts';
 import { runRefreshTick } from './kinds/refresh.ts';
 import type { HarvestQueues } from './queue.ts';
@@ -23,9 +22,8 @@ export async function runWatchTick(jobId: string, deps: { pool: Pool; queues: Ha
     await deps.queues.unscheduleWatch(jobId);
     return null;
   }
-  // On the job's own queue, the one reconcile checks: a backfill-priority watch's pass queued on
-  // 'watch' would be queued again on 'backfill' by reconcile and walked twice at once.
-  const priority = (await getJob(deps.pool, jobId))?.priority ?? 'watch';
-  await deps.queues.enqueueSlice(priority, { jobId, sliceId: pass.sliceId });
+  // On the queue its slice's priority names, the one reconcile checks: queued on another, it would
+  // be queued again by reconcile and walked twice at once.
+  await deps.queues.enqueueSlice(pass.priority, { jobId, sliceId: pass.sliceId });
   return pass.sliceId;
 }

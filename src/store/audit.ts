@@ -5,7 +5,7 @@
  */
 import type { Pool, Queryable } from './db.ts';
 import { withTransaction } from './db.ts';
-import { createSlices, type NewSlice } from './jobs.ts';
+import { insertSlices, type CreatedSlice, type NewSlice } from './jobs.ts';
 import { TWITTER_EPOCH_MS } from './snowflake.ts';
 import type { JobPriority, JobStatus } from './states.ts';
 
@@ -97,21 +97,20 @@ export interface RepairPlan {
  * Under the job's row lock, reads the job again and asks `plan` what to queue, so two repairs at
  * once (or one after another before any worker ran) see each other's slices; queues them and
  * makes the job runnable again. A job with a request budget gets `budget` more requests (its
- * max_requests becomes what it spent plus that). Returns the new slices' ids, the budget and the
- * job's priority, or
- * null when the job is gone or `plan` found nothing to queue.
+ * max_requests becomes what it spent plus that). Returns the new slices (each with its priority)
+ * and the budget, or null when the job is gone or `plan` found nothing to queue.
  */
 export async function reopenJobForRepair(
   pool: Pool,
   jobId: string,
   plan: (input: AuditInput) => RepairPlan | null,
-): Promise<{ ids: string[]; budget: number | null; priority: JobPriority } | null> {
+): Promise<{ slices: CreatedSlice[]; budget: number | null } | null> {
   return withTransaction(pool, async (client) => {
     await client.query('SELECT 1 FROM jobs WHERE id = $1::bigint FOR UPDATE', [jobId]);
     const input = await loadAuditInput(client, jobId);
     const p = input ? plan(input) : null;
     if (!input || !p || p.slices.length === 0) return null;
-    const ids = await createSlices(client, jobId, p.slices);
+    const slices = await insertSlices(client, jobId, p.slices);
     await client.query(
       `UPDATE jobs SET
               status = CASE WHEN status IN ('completed', 'failed') THEN 'queued' ELSE status END,
@@ -123,6 +122,6 @@ export async function reopenJobForRepair(
         WHERE id = $1::bigint`,
       [jobId, p.budget, p.note],
     );
-    return { ids, budget: p.budget, priority: input.job.priority };
+    return { slices, budget: p.budget };
   });
 }

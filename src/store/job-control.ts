@@ -16,7 +16,7 @@ export interface RunnableSlice {
 /** Every slice that should be in the queue (Postgres is the record; Redis may have lost it). */
 export async function runnableSlices(db: Queryable, jobId?: string): Promise<RunnableSlice[]> {
   const { rows } = await db.query<{ job_id: string; id: string; priority: JobPriority }>(
-    `SELECT s.job_id::text, s.id::text, j.priority
+    `SELECT s.job_id::text, s.id::text, s.priority
        FROM job_slices s JOIN jobs j ON j.id = s.job_id
       WHERE s.status IN ('pending', 'running')
         AND j.status = ANY($2::text[])

@@ -6,6 +6,7 @@
  */
 import type { Pool, PoolClient, Queryable } from './db.ts';
 import { withTransaction } from './db.ts';
+import type { CreatedSlice } from './jobs.ts';
 import { addJobEndedEvent, EventType } from './outbox.ts';
 import type { SliceEndReason } from './slice-ends.ts';
 import { isLiveJobStatus, type JobPriority, type JobStatus, type SliceStatus } from './states.ts';
@@ -25,7 +26,9 @@ export interface SliceForRun {
   stalePages: number;
   /** Token of the walk that holds the slice (null before any walk took it). */
   lease: string | null;
-  job: { kind: string; status: JobStatus; priority: JobPriority; params: unknown; tweets: number };
+  /** The queue it runs from and the limiter mode of its requests (migration 0012). */
+  priority: JobPriority;
+  job: { kind: string; status: JobStatus; params: unknown; tweets: number };
 }
 
 interface SliceRow {
@@ -50,7 +53,7 @@ interface SliceRow {
 export async function loadSliceForRun(db: Queryable, sliceId: string): Promise<SliceForRun | null> {
   const { rows } = await db.query<SliceRow>(
     `SELECT s.id::text, s.job_id::text, s.kind, s.params, s.status, s.cursor, s.recent_cursors, s.pages::text,
-            s.empty_pages, s.stale_pages, s.lease, j.kind AS job_kind, j.status AS job_status, j.priority, j.params AS job_params,
+            s.empty_pages, s.stale_pages, s.lease, s.priority, j.kind AS job_kind, j.status AS job_status, j.params AS job_params,
             j.tweets::text AS job_tweets
        FROM job_slices s JOIN jobs j ON j.id = s.job_id
       WHERE s.id = $1::bigint`,
@@ -70,7 +73,8 @@ export async function loadSliceForRun(db: Queryable, sliceId: string): Promise<S
     emptyPages: r.empty_pages,
     stalePages: r.stale_pages,
     lease: r.lease,
-    job: { kind: r.job_kind, status: r.job_status, priority: r.priority, params: r.job_params, tweets: Number(r.job_tweets) },
+    priority: r.priority,
+    job: { kind: r.job_kind, status: r.job_status, params: r.job_params, tweets: Number(r.job_tweets) },
   };
 }
 
@@ -208,24 +212,25 @@ export async function finishSlice(pool: Pool, f: FinishSlice): Promise<JobStatus
 export async function splitSlice(
   pool: Pool,
   s: { sliceId: string; jobId: string; stopBelowMs: number; previousStopBelowMs: number | null; childParams: Record<string, unknown> },
-): Promise<string | null> {
+): Promise<CreatedSlice | null> {
   return withTransaction(pool, async (client) => {
     // Guarded on the hand-over point the caller saw: a worker holding stale params (after a
     // stalled takeover) must not hand out a range another split already handed out.
-    const { rows } = await client.query<{ kind: string }>(
+    const { rows } = await client.query<{ kind: string; priority: JobPriority }>(
       `UPDATE job_slices SET params = params || jsonb_build_object('stopBelowMs', $2::bigint), updated_at = now()
         WHERE id = $1::bigint AND status IN ('pending', 'running')
           AND (params->>'stopBelowMs')::bigint IS NOT DISTINCT FROM $3::bigint
-        RETURNING kind`,
+        RETURNING kind, priority`,
       [s.sliceId, s.stopBelowMs, s.previousStopBelowMs],
     );
-    const kind = rows[0]?.kind;
-    if (!kind) return null;
+    const parent = rows[0];
+    if (!parent) return null;
+    // The child walks part of its parent's range: the same kind of work, on the same queue.
     const inserted = await client.query<{ id: string }>(
-      `INSERT INTO job_slices (job_id, parent_id, kind, params) VALUES ($1::bigint, $2::bigint, $3, $4::jsonb) RETURNING id::text`,
-      [s.jobId, s.sliceId, kind, JSON.stringify(s.childParams)],
+      `INSERT INTO job_slices (job_id, parent_id, kind, params, priority) VALUES ($1::bigint, $2::bigint, $3, $4::jsonb, $5) RETURNING id::text`,
+      [s.jobId, s.sliceId, parent.kind, JSON.stringify(s.childParams), parent.priority],
     );
-    return inserted.rows[0]!.id;
+    return { id: inserted.rows[0]!.id, priority: parent.priority };
   });
 }
 

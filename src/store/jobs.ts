@@ -4,7 +4,8 @@
  */
 import type { Queryable } from './db.ts';
 import { requestColumns, type RequestRecord } from './requests.ts';
-import { JobStatus, type JobPriority } from './states.ts';
+import { compareIds } from './page-rows.ts';
+import { JobPriority, JobStatus } from './states.ts';
 
 export interface JobRow {
   id: string;
@@ -77,22 +78,42 @@ export async function getJob(db: Queryable, id: string): Promise<JobRow | null> 
 
 export interface NewSlice {
   kind: string;
-  params: unknown;
+  params: Record<string, unknown>;
   parentId?: string | null;
+}
+
+export interface CreatedSlice {
+  id: string;
+  /** The queue it goes on and the limiter mode of its requests (slicePriority). */
+  priority: JobPriority;
+}
+
+/**
+ * A slice's priority, from its params (migration 0012): a watch pass reading on from its watermark
+ * fetches what is new, and is watch work; any other walk (a planned range, a crawl, a watch's first
+ * pass reading back to its floor) is backfill work, whatever its job's kind.
+ */
+export function slicePriority(params: Record<string, unknown>): JobPriority {
+  return params.pass !== undefined && typeof params.watermarkId === 'string' ? JobPriority.WATCH : JobPriority.BACKFILL;
+}
+
+/** Creates slices in one statement; they come back in input order, each with its priority. */
+export async function insertSlices(db: Queryable, jobId: string, slices: readonly NewSlice[]): Promise<CreatedSlice[]> {
+  if (slices.length === 0) return [];
+  const { rows } = await db.query<{ id: string; priority: JobPriority }>(
+    `INSERT INTO job_slices (job_id, kind, params, parent_id, priority)
+     SELECT $1::bigint, k, p::jsonb, parent, pr FROM unnest($2::text[], $3::text[], $4::bigint[], $5::text[]) WITH ORDINALITY AS s(k, p, parent, pr, n)
+     ORDER BY n
+     RETURNING id::text, priority`,
+    [jobId, slices.map((s) => s.kind), slices.map((s) => JSON.stringify(s.params ?? {})), slices.map((s) => s.parentId ?? null), slices.map((s) => slicePriority(s.params))],
+  );
+  // Identity values follow insertion order, which follows ORDER BY n.
+  return rows.sort((a, b) => compareIds(a.id, b.id));
 }
 
 /** Creates slices in one statement; ids come back in input order. */
 export async function createSlices(db: Queryable, jobId: string, slices: readonly NewSlice[]): Promise<string[]> {
-  if (slices.length === 0) return [];
-  const { rows } = await db.query<{ id: string }>(
-    `INSERT INTO job_slices (job_id, kind, params, parent_id)
-     SELECT $1::bigint, k, p::jsonb, parent FROM unnest($2::text[], $3::text[], $4::bigint[]) WITH ORDINALITY AS s(k, p, parent, n)
-     ORDER BY n
-     RETURNING id::text`,
-    [jobId, slices.map((s) => s.kind), slices.map((s) => JSON.stringify(s.params ?? {})), slices.map((s) => s.parentId ?? null)],
-  );
-  // Identity values follow insertion order, which follows ORDER BY n.
-  return rows.map((r) => r.id).sort((a, b) => a.length - b.length || (a < b ? -1 : 1));
+  return (await insertSlices(db, jobId, slices)).map((s) => s.id);
 }
 
 /**

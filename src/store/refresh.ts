@@ -5,7 +5,7 @@
  */
 import type { Pool, Queryable } from './db.ts';
 import { withTransaction } from './db.ts';
-import { createSlices, type NewSlice } from './jobs.ts';
+import { insertSlices, type CreatedSlice, type NewSlice } from './jobs.ts';
 import { isLiveJobStatus, type JobStatus } from './states.ts';
 
 export interface RefreshSelection {
@@ -38,7 +38,7 @@ export async function jobExists(db: Queryable, jobId: string): Promise<boolean> 
 
 export type RefreshPassOutcome =
   /** Slices of a pass (new, or still active from an earlier tick): queue them. */
-  | { kind: 'pass'; sliceIds: string[]; started: boolean }
+  | { kind: 'pass'; slices: CreatedSlice[]; started: boolean }
   /** The job is no longer live or its watch is disabled: nothing to start. */
   | { kind: 'ended' }
   /** No tweet is young enough any more: the watch was disabled and the job completed. */
@@ -56,16 +56,17 @@ export async function startRefreshPass(
   return withTransaction(pool, async (client) => {
     // Lock first, then read in a new statement (READ COMMITTED: see startWatchPass).
     await client.query('SELECT 1 FROM watches WHERE job_id = $1::bigint FOR UPDATE', [jobId]);
-    const { rows } = await client.query<{ status: JobStatus; params: unknown; enabled: boolean; active: string[] }>(
+    const { rows } = await client.query<{ status: JobStatus; params: unknown; enabled: boolean; active: CreatedSlice[] }>(
       `SELECT j.status, j.params, w.enabled,
-              array(SELECT id::text FROM job_slices WHERE job_id = j.id AND status IN ('pending', 'running') ORDER BY id) AS active
+              coalesce((SELECT json_agg(json_build_object('id', id::text, 'priority', priority) ORDER BY id) FROM job_slices
+                         WHERE job_id = j.id AND status IN ('pending', 'running')), '[]') AS active
          FROM watches w JOIN jobs j ON j.id = w.job_id
         WHERE w.job_id = $1::bigint`,
       [jobId],
     );
     const r = rows[0];
     if (!r || !r.enabled || !isLiveJobStatus(r.status)) return { kind: 'ended' };
-    if (r.active.length > 0) return { kind: 'pass', sliceIds: r.active, started: false };
+    if (r.active.length > 0) return { kind: 'pass', slices: r.active, started: false };
     const ids = await pass.select(client, r.params);
     if (ids.length === 0) {
       await client.query('UPDATE watches SET enabled = false, next_due_at = NULL WHERE job_id = $1::bigint', [jobId]);
@@ -77,7 +78,7 @@ export async function startRefreshPass(
       );
       return { kind: 'completed' };
     }
-    const sliceIds = await createSlices(client, jobId, pass.plan(ids));
+    const slices = await insertSlices(client, jobId, pass.plan(ids));
     await client.query(
       `UPDATE watches SET passes = passes + 1, last_pass_started_at = now(),
               next_due_at = CASE WHEN every_seconds IS NULL THEN NULL ELSE now() + make_interval(secs => every_seconds) END
@@ -89,6 +90,6 @@ export async function startRefreshPass(
         WHERE id = $1::bigint AND status IN ('scheduled', 'queued')`,
       [jobId],
     );
-    return { kind: 'pass', sliceIds, started: true };
+    return { kind: 'pass', slices, started: true };
   });
 }

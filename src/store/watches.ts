@@ -16,7 +16,8 @@ import { withTransaction } from './db.ts';
 import { addEvent, EventType } from './outbox.ts';
 import { isCompleteEnd } from './slice-ends.ts';
 import { TWITTER_EPOCH_MS } from './snowflake.ts';
-import { isLiveJobStatus, LIVE_JOB_STATUSES, type JobStatus } from './states.ts';
+import { insertSlices } from './jobs.ts';
+import { isLiveJobStatus, LIVE_JOB_STATUSES, type JobPriority, type JobStatus } from './states.ts';
 
 export interface WatchGap {
   /** The unread range starts above this id (exclusive): the watermark the pass started from. */
@@ -283,7 +284,7 @@ type MakePassSlice = (w: WatchForPass) => { kind: string; params: Record<string,
  * Starts a watch pass unless one is active (passes never overlap): under the watch row's lock,
  * `makeSlice` builds the pass's slice from the watermark; returns the slice to queue, or null.
  */
-export async function startWatchPass(pool: Pool, jobId: string, makeSlice: MakePassSlice): Promise<{ sliceId: string; started: boolean } | null> {
+export async function startWatchPass(pool: Pool, jobId: string, makeSlice: MakePassSlice): Promise<{ sliceId: string; priority: JobPriority; started: boolean } | null> {
   return withTransaction(pool, (client) => startWatchPassIn(client, jobId, makeSlice, { markRunning: true }));
 }
 
@@ -293,7 +294,7 @@ export async function startWatchPassIn(
   jobId: string,
   makeSlice: MakePassSlice,
   options: { markRunning: boolean },
-): Promise<{ sliceId: string; started: boolean } | null> {
+): Promise<{ sliceId: string; priority: JobPriority; started: boolean } | null> {
   // Lock first, then read in a new statement: in READ COMMITTED a statement that waited for the
   // lock still reads with its old snapshot and would miss the pass a concurrent tick just made.
   // The job row before the watch row, as pause/cancel and finishSlice take them (docs/architecture.md,
@@ -309,23 +310,26 @@ export async function startWatchPassIn(
     floor_ms: string | null;
     passes: number;
     active: string | null;
+    active_priority: JobPriority | null;
   }>(
     `SELECT j.status, j.kind, j.params, w.enabled, w.high_watermark_id::text, w.floor_ms::text, w.passes,
             -- A pass is still active until the watch has recorded it: its last page may have
             -- committed (status done) before finishSlice moved the watermark. Other slices of the
             -- job (a backfill before the watch, a community's members) are not passes.
-            (SELECT id::text FROM job_slices
+            a.id AS active, a.priority AS active_priority
+       FROM watches w JOIN jobs j ON j.id = w.job_id
+       LEFT JOIN LATERAL (
+             SELECT id::text, priority FROM job_slices
               WHERE job_id = j.id AND params ? 'pass'
                 AND (status IN ('pending', 'running')
                      OR (status = 'done' AND (params->>'pass')::int > w.passes))
-              ORDER BY id LIMIT 1) AS active
-       FROM watches w JOIN jobs j ON j.id = w.job_id
+              ORDER BY id LIMIT 1) a ON true
       WHERE w.job_id = $1::bigint`,
     [jobId],
   );
   const r = rows[0];
   if (!r || !r.enabled || !isLiveJobStatus(r.status)) return null;
-  if (r.active) return { sliceId: r.active, started: false };
+  if (r.active) return { sliceId: r.active, priority: r.active_priority!, started: false };
   const slice = makeSlice({
     jobId,
     jobKind: r.kind,
@@ -337,10 +341,7 @@ export async function startWatchPassIn(
     passes: r.passes,
     activeSliceId: null,
   });
-  const inserted = await client.query<{ id: string }>(
-    `INSERT INTO job_slices (job_id, kind, params) VALUES ($1::bigint, $2, $3::jsonb) RETURNING id::text`,
-    [jobId, slice.kind, JSON.stringify(slice.params)],
-  );
+  const [inserted] = await insertSlices(client, jobId, [slice]);
   await client.query(
     `UPDATE watches SET last_pass_started_at = now(),
             next_due_at = CASE WHEN every_seconds IS NULL THEN NULL ELSE now() + make_interval(secs => every_seconds) END
@@ -354,7 +355,7 @@ export async function startWatchPassIn(
       [jobId],
     );
   }
-  return { sliceId: inserted.rows[0]!.id, started: true };
+  return { sliceId: inserted!.id, priority: inserted!.priority, started: true };
 }
 
 /** Open gaps of a job's watch (empty when it has none, or no watch). */

@@ -80,6 +80,36 @@ describe('migrate', () => {
     await expect(migrate(url, { dir })).rejects.toMatchObject({ code: 'DB_MIGRATION_CONFLICT', migration: '0001_entities.sql' });
   });
 
+  it('0012 gives every slice that exists its job\'s priority, and so a slice inserted without one', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'harvest-migrations-'));
+    dirs.push(dir);
+    await cp(MIGRATIONS_DIR, dir, { recursive: true });
+    await rm(join(dir, '0012_slice_priority.sql'));
+    const url = databaseUrl(fresh());
+    await migrate(url, { dir });
+    const pool = createPool(url);
+    try {
+      // As the version before left them, queued on their job's queue: a mentions history range
+      // (a watch job) and a search watch's pass reading on from its watermark (a backfill job).
+      const { rows: jobs } = await pool.query<{ id: string }>(
+        `INSERT INTO jobs (kind, params, priority) VALUES ('mentions', '{}', 'watch'), ('search', '{}', 'backfill') RETURNING id::text`,
+      );
+      await pool.query(
+        `INSERT INTO job_slices (job_id, kind, params) VALUES ($1, 'search', '{"query":"x"}'), ($2, 'search', '{"pass":2,"watermarkId":"17"}')`,
+        [jobs[0]!.id, jobs[1]!.id],
+      );
+      await cp(join(MIGRATIONS_DIR, '0012_slice_priority.sql'), join(dir, '0012_slice_priority.sql'));
+      expect(await migrate(url, { dir })).toEqual({ applied: ['0012_slice_priority.sql'] });
+      const priorities = async () => (await pool.query<{ priority: string }>('SELECT priority FROM job_slices ORDER BY id')).rows.map((r) => r.priority);
+      expect(await priorities()).toEqual(['watch', 'backfill']);
+      // A worker of the version before, during a rolling upgrade, still queues by its job's.
+      await pool.query(`INSERT INTO job_slices (job_id, kind, params) VALUES ($1, 'search', '{}')`, [jobs[0]!.id]);
+      expect(await priorities()).toEqual(['watch', 'backfill', 'watch']);
+    } finally {
+      await pool.end();
+    }
+  });
+
   it('rolls back every pending file when one fails', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'harvest-migrations-'));
     dirs.push(dir);

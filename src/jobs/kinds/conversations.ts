@@ -18,7 +18,7 @@ import type { Pool, Queryable } from '../../store/db.ts';
 import { withTransaction } from '../../store/db.ts';
 import { conversationRoots, missingParents, storedTweetIds } from '../../store/conversations.ts';
 import { jobIdSchema } from '../../store/job-id.ts';
-import { createJob, createSlices } from '../../store/jobs.ts';
+import { createJob, insertSlices } from '../../store/jobs.ts';
 import type { FetchedPage, JobKind, SliceHandler, SliceSpec } from '../kind.ts';
 import type { HarvestQueues } from '../queue.ts';
 import { BULK_SIZE } from './hydrate.ts';
@@ -127,7 +127,7 @@ export async function submitConversations(
   input: { params: unknown; maxRequests?: number },
 ): Promise<{ jobId: string; slices: number; roots: number }> {
   const params = ConversationsJobParams.parse(input.params);
-  const { id, sliceIds, roots } = await withTransaction(deps.pool, async (client) => {
+  const { id, slices, roots } = await withTransaction(deps.pool, async (client) => {
     const rootIds = await conversationRoots(client, params.sourceJobId);
     const created = await createJob(client, {
       kind: conversationsJob.kind,
@@ -135,9 +135,9 @@ export async function submitConversations(
       priority: conversationsJob.priority,
       maxRequests: input.maxRequests ?? null,
     });
-    return { id: created, sliceIds: await createSlices(client, created, planConversations(params, rootIds)), roots: rootIds.length };
+    return { id: created, slices: await insertSlices(client, created, planConversations(params, rootIds)), roots: rootIds.length };
   });
   if (input.maxRequests !== undefined) await deps.budgets.setBudget(id, input.maxRequests);
-  for (const sliceId of sliceIds) await deps.queues.enqueueSlice(conversationsJob.priority, { jobId: id, sliceId });
-  return { jobId: id, slices: sliceIds.length, roots };
+  for (const s of slices) await deps.queues.enqueueSlice(s.priority, { jobId: id, sliceId: s.id });
+  return { jobId: id, slices: slices.length, roots };
 }

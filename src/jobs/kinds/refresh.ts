@@ -14,7 +14,7 @@ import { z } from 'zod';
 import type { Pool, Queryable } from '../../store/db.ts';
 import { withTransaction } from '../../store/db.ts';
 import { jobIdSchema } from '../../store/job-id.ts';
-import { createJob, createSlices } from '../../store/jobs.ts';
+import { createJob, insertSlices } from '../../store/jobs.ts';
 import { refreshTweetIds, startRefreshPass } from '../../store/refresh.ts';
 import { createWatch } from '../../store/watches.ts';
 import type { JobKind } from '../kind.ts';
@@ -100,7 +100,7 @@ export async function submitRefresh(
   const params = RefreshJobParams.parse(input.params);
   const now = input.now ?? new Date();
   const scheduled = params.everySeconds !== undefined;
-  const { id, sliceIds, tweets } = await withTransaction(deps.pool, async (client) => {
+  const { id, slices, tweets } = await withTransaction(deps.pool, async (client) => {
     const ids = await refreshTweetIds(client, selectionAt(params, now));
     const empty = ids.length === 0;
     const created = await createJob(client, {
@@ -125,13 +125,13 @@ export async function submitRefresh(
       });
       await client.query('UPDATE watches SET passes = 1, last_pass_started_at = now() WHERE job_id = $1::bigint', [created]);
     }
-    return { id: created, sliceIds: await createSlices(client, created, planRefresh(ids)), tweets: ids.length };
+    return { id: created, slices: await insertSlices(client, created, planRefresh(ids)), tweets: ids.length };
   });
-  if (sliceIds.length === 0) return { jobId: id, slices: 0, tweets };
+  if (slices.length === 0) return { jobId: id, slices: 0, tweets };
   if (input.maxRequests !== undefined) await deps.budgets.setBudget(id, input.maxRequests);
-  for (const sliceId of sliceIds) await deps.queues.enqueueSlice(refreshJob.priority, { jobId: id, sliceId });
+  for (const s of slices) await deps.queues.enqueueSlice(s.priority, { jobId: id, sliceId: s.id });
   if (params.everySeconds !== undefined) await deps.queues.scheduleWatch(id, params.everySeconds * 1000);
-  return { jobId: id, slices: sliceIds.length, tweets };
+  return { jobId: id, slices: slices.length, tweets };
 }
 
 /**
@@ -157,6 +157,6 @@ export async function runRefreshTick(
     return null;
   }
   // Queueing an active slice again is a no-op (BullMQ job id per slice).
-  for (const sliceId of outcome.sliceIds) await deps.queues.enqueueSlice(refreshJob.priority, { jobId, sliceId });
-  return outcome.sliceIds[0] ?? null;
+  for (const s of outcome.slices) await deps.queues.enqueueSlice(s.priority, { jobId, sliceId: s.id });
+  return outcome.slices[0]?.id ?? null;
 }
