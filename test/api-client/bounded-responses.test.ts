@@ -6,8 +6,8 @@
 import type http from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ApiClient } from '../../src/api-client/client.ts';
-import { InvalidResponseError, TransientError } from '../../src/api-client/errors.ts';
-import { DEADLINE_TRANSPORT_CODE, DEFAULT_DEADLINE_MS, DEFAULT_MAX_RESPONSE_BYTES } from '../../src/api-client/http.ts';
+import { InvalidResponseError, neverSent, TransientError } from '../../src/api-client/errors.ts';
+import { createHttpClient, DEADLINE_TRANSPORT_CODE, DEFAULT_DEADLINE_MS, DEFAULT_MAX_RESPONSE_BYTES } from '../../src/api-client/http.ts';
 import { keyFingerprint } from '../../src/key-fingerprint.ts';
 import { recordingGate, startRawServer, type RawServer } from './helpers.ts';
 
@@ -172,6 +172,26 @@ describe('deadline per attempt', () => {
       expect(Date.now() - started).toBeLessThan(2500);
     } finally {
       await c.close();
+    }
+  });
+
+  it('ends a request still waiting for its connection at its deadline as never sent', async () => {
+    // One connection: the second request waits behind the first, whose headers never come. Both
+    // time out in the same turn; the first was written (a request), the second never left.
+    mode = 'no-headers';
+    const http1 = createHttpClient({ baseUrl: server.url, connections: 1, deadlineMs: 300, timeoutMs: 5000 });
+    const request = { method: 'GET', path: '/v3/key-usage-info', key: KEY, keyFingerprint: keyFingerprint(KEY), endpoint: 'GET /v3/key-usage-info' } as const;
+    const before = server.requests.length;
+    try {
+      const [first, second] = await Promise.allSettled([http1.send(request), http1.send(request)]);
+      const errors = [first, second].map((r) => (r.status === 'rejected' ? (r.reason as unknown) : null));
+      expect(errors[0]).toMatchObject({ transportCode: DEADLINE_TRANSPORT_CODE, sent: true });
+      expect(neverSent(errors[0])).toBe(false);
+      expect(errors[1]).toMatchObject({ transportCode: DEADLINE_TRANSPORT_CODE, sent: false });
+      expect(neverSent(errors[1])).toBe(true);
+      expect(server.requests.length - before).toBe(1);
+    } finally {
+      await http1.close();
     }
   });
 
