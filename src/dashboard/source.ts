@@ -30,7 +30,8 @@ export const KEY_BUCKET_SECONDS = 10;
 
 export interface DashboardDeps {
   pool: Queryable;
-  gate: { keyStates(): Promise<KeyState[]> };
+  /** The keys' limiter state (Services.keyStates: the configured keys, or those the workers synced). */
+  keyStates(): Promise<KeyState[]>;
   rateWaits: { waitingJobs(): Promise<string[]> };
   /** HARVEST_STALLED_AFTER_MS: runnable slices and no progress this long is `stalled`. */
   config: { stalledAfterMs: number };
@@ -168,7 +169,7 @@ export async function loadOverview(deps: DashboardDeps, page: number): Promise<O
   const now = Date.now();
   const [jobs, keys, waiting, buckets, watches, failures, quarantine] = await Promise.all([
     dashboardJobsPage(deps.pool, (page - 1) * JOBS_PER_PAGE, JOBS_PER_PAGE),
-    deps.gate.keyStates(),
+    deps.keyStates(),
     deps.rateWaits.waitingJobs(),
     keyRequestBuckets(deps.pool, KEY_HISTORY_MINUTES, KEY_BUCKET_SECONDS),
     dashboardWatches(deps.pool),

@@ -5,13 +5,14 @@
  */
 import { withoutSendBy, type Grant, type RequestGate } from '../api-client/gate.ts';
 import { ApiClient, type AttemptRecord } from '../api-client/index.ts';
-import type { Config } from '../config.ts';
+import { requireApiKeys, type Config } from '../config.ts';
 import { AppError, ErrorCode, isAppError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { createPool, describeTarget, retryIdempotentWrite, type Pool } from '../store/db.ts';
 import { DatabaseUnavailableError } from '../store/errors.ts';
 import { getJob, recordRequests } from '../store/jobs.ts';
-import { createRedisGate, keyNamespaceFor, type FetchUsage, type RedisGate } from './limiter/index.ts';
+import { knownKeyFingerprints } from '../store/outbox.ts';
+import { createRedisGate, keyNamespaceFor, type FetchUsage, type KeyState, type RedisGate } from './limiter/index.ts';
 import { createRedis, HarvestQueues } from './queue.ts';
 import { RateWaitTracker } from './rate-wait.ts';
 import type { RedisConnection } from './redis-keys.ts';
@@ -34,6 +35,12 @@ export interface Services {
   readonly gate: RedisGate;
   readonly rateWaits: RateWaitTracker;
   readonly client: ApiClient;
+  /**
+   * The keys' limiter state: the configured keys', or, in a process given none (`status`, the
+   * dashboard), that of every key a worker has synced, by fingerprint. So the keys themselves
+   * need not be handed to a process that only looks.
+   */
+  keyStates(): Promise<KeyState[]>;
   close(): Promise<void>;
 }
 
@@ -95,9 +102,15 @@ export interface OpenServicesOptions {
   onAttempt?: (a: AttemptRecord) => void;
   /** Told of every grant the limiter took back unused (metrics). */
   onGiveBack?: (fingerprint: string) => void;
+  /**
+   * A process that only looks (status, the dashboard): it opens without HARVEST_API_KEYS, and
+   * shows the keys the workers synced (keyStates). Any other process needs a key.
+   */
+  keyless?: boolean;
 }
 
 export async function openServices(config: Config, logger: Logger, options: OpenServicesOptions = {}): Promise<Services> {
+  if (!options.keyless) requireApiKeys(config);
   const pool = createPool(config.databaseUrl, { max: 20 });
   try {
     await pool.query('SELECT 1');
@@ -173,6 +186,9 @@ export async function openServices(config: Config, logger: Logger, options: Open
     gate,
     rateWaits,
     client,
+    async keyStates() {
+      return config.apiKeys.length > 0 ? gate.keyStates() : gate.keyStatesOf(await knownKeyFingerprints(pool));
+    },
     async close() {
       await client.close().catch(() => undefined);
       await queues.close().catch(() => undefined);

@@ -186,6 +186,12 @@ function levelOf(remaining: number, peak: number): number {
   return level;
 }
 
+/** Fingerprints of every key a worker has synced (the workers' keys, for a process given none). */
+export async function knownKeyFingerprints(db: Queryable): Promise<string[]> {
+  const { rows } = await db.query<{ fingerprint: string }>('SELECT fingerprint FROM key_quota_levels ORDER BY fingerprint');
+  return rows.map((r) => r.fingerprint);
+}
+
 /**
  * Records what a usage sync learned of a key and, in the same transaction, a `quota.low` event
  * when the key fell below a level not yet announced this period. The 100% is the most the key had

@@ -21,7 +21,7 @@ const deps = {
       throw new Error('value "9999999999999999999" is out of range for type bigint');
     },
   },
-  gate: { keyStates: async () => [] },
+  keyStates: async () => [],
   rateWaits: { waitingJobs: async () => [] },
   config: { stalledAfterMs: 60_000 },
 } as unknown as Parameters<typeof createDashboardHandler>[0];

@@ -126,13 +126,6 @@ describe('harvest dashboard: bad input', () => {
     expect(r.err).toMatch(/not a loopback address.*--allow-remote/);
   });
 
-  it('asks for the workers\' keys in one line when HARVEST_API_KEYS is not set', async () => {
-    const r = await runCli(['dashboard', '--port', '0'], { DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none', REDIS_URL: 'redis://127.0.0.1:1' });
-    expect(r.code).toBe(1);
-    expect(r.err).toMatch(/^harvest: HARVEST_API_KEYS is not set: give the same keys as the workers/);
-    expect(r.err.split('\n')).toHaveLength(1);
-  });
-
   it('refuses a malformed port or host in one line', async () => {
     for (const argv of [['dashboard', '--port', 'eighty'], ['dashboard', '--port', '70000'], ['dashboard', '--host', 'a b'], ['dashboard', '--bogus']]) {
       const r = await runCli(argv, { DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none', REDIS_URL: 'redis://127.0.0.1:1' });

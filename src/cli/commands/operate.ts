@@ -84,7 +84,7 @@ export function registerOperateCommands(program: Command, state: CliState): void
     .action(async (id: string | undefined, o: { check?: boolean }) => {
       const jobId = id === undefined ? undefined : parseJobId(id);
       await withServices(cliRuntime(state, { quiet: true }), async (services) => {
-        const keys = await services.gate.keyStates();
+        const keys = await services.keyStates();
         const waiting = new Set(await services.rateWaits.waitingJobs());
         const health = await jobHealth(services.pool, { stalledAfterMs: services.config.stalledAfterMs, waitingForRate: waiting, ...(jobId ? { jobId } : {}) });
         const healthOf = new Map(health.map((h) => [h.jobId, h]));
@@ -113,13 +113,13 @@ export function registerOperateCommands(program: Command, state: CliState): void
           const st = k.disabled ? `disabled (${k.reason ?? 'auth'})` : k.parkedUntil ? `parked until ${k.parkedUntil.toISOString()}` : 'active';
           quota.push([k.fingerprint, k.remaining === null ? 'unknown (run `harvest quota`)' : formatCount(k.remaining), st, formatCount(k.granted), formatCount(k.rateLimited)]);
         }
-        console.log(keys.length === 0 ? 'no API keys configured (HARVEST_API_KEYS)' : table(quota));
+        console.log(keys.length === 0 ? 'no API key yet: none configured here (HARVEST_API_KEYS), and no worker has synced one' : table(quota));
         const stalled = health.filter((h) => h.stalled);
         if (o.check && stalled.length > 0) {
           console.error(`harvest: ${stalled.length} stalled job${stalled.length === 1 ? '' : 's'}: ${stalled.map((h) => `${h.jobId} (${h.waitsOn})`).join('; ')}`);
           state.exitCode = STALLED_EXIT_CODE;
         }
-      });
+      }, { keyless: true });
     });
 
   for (const action of ['pause', 'resume', 'cancel'] as const) {

@@ -20,12 +20,11 @@ export async function startDemoDashboard(services: Services, logger: Logger): Pr
 }
 
 /**
- * The command that shows this demo's database in the dashboard after the demo has ended. The key
- * is the demo simulator's fixed one (DEMO_DEFAULTS.key, public in this repository; it opens
- * nothing but the demo's own in-process simulator): the dashboard reads the limiter per key.
+ * The command that shows this demo's database in the dashboard after the demo has ended. No key:
+ * the dashboard lists the keys the demo's worker synced, by fingerprint (Services.keyStates).
  */
-export function laterDashboardCommand(databaseUrl: string, redisPrefix: string, demoKey: string): string {
+export function laterDashboardCommand(databaseUrl: string, redisPrefix: string): string {
   const url = new URL(databaseUrl);
   url.password = '';
-  return `DATABASE_URL='${url.toString()}' HARVEST_REDIS_PREFIX=${redisPrefix} HARVEST_API_KEYS=${demoKey} npx harvest dashboard   # then open http://127.0.0.1:${DEMO_DASHBOARD_PORT}/`;
+  return `DATABASE_URL='${url.toString()}' HARVEST_REDIS_PREFIX=${redisPrefix} npx harvest dashboard   # then open http://127.0.0.1:${DEMO_DASHBOARD_PORT}/`;
 }

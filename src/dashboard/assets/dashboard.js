@@ -155,7 +155,7 @@
       'div',
       { class: 'cards' },
       o.keys.length === 0
-        ? el('p', { class: 'muted', text: 'no API keys configured (HARVEST_API_KEYS)' })
+        ? el('p', { class: 'muted', text: 'no API key yet: no worker has synced one' })
         : o.keys.map((k) => {
             const { card, slot } = keyCard(k);
             keySlots.push([k, slot]);

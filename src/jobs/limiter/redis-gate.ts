@@ -91,7 +91,6 @@ export class RedisGate implements RequestGate {
   readonly #onGiveBack: ((fingerprint: string) => void) | null;
 
   constructor(options: RedisGateOptions) {
-    if (options.keys.length === 0) throw new ConfigError('the limiter needs at least one API key');
     if (!(options.ratePerKey > 0)) throw new ConfigError('ratePerKey must be positive');
     if (!(options.watchReserve >= 0)) throw new ConfigError('watchReserve must not be negative');
     this.#redis = options.redis;
@@ -113,6 +112,8 @@ export class RedisGate implements RequestGate {
   }
 
   acquire(options: AcquireOptions = {}): Promise<RedisGrant> {
+    // A gate with no key only reads (a process that looks: Services' keyless).
+    if (this.#names.length === 0) return Promise.reject(new ConfigError('HARVEST_API_KEYS is not set: the limiter has no key to grant a request on'));
     const { priority = 'backfill', jobId, signal, retry = false } = options;
     return this.#acquireWithCount(priority, this.#names, jobId, signal, retry).then((r) => r.grant);
   }
@@ -257,6 +258,14 @@ export class RedisGate implements RequestGate {
 
   keyStates(): Promise<KeyState[]> {
     return readKeyStates(this.#redis, this.#names);
+  }
+
+  /** The state of keys named by fingerprint (keys this process was not given; see Services.keyStates). */
+  keyStatesOf(fingerprints: readonly string[]): Promise<KeyState[]> {
+    return readKeyStates(
+      this.#redis,
+      fingerprints.map((fp) => this.#layout.key(fp)),
+    );
   }
 
   /** Counts of this gate's Lua calls and grants since it was made (a copy). */
