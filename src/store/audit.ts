@@ -7,7 +7,7 @@ import type { Pool, Queryable } from './db.ts';
 import { withTransaction } from './db.ts';
 import { insertSlices, type CreatedSlice, type NewSlice } from './jobs.ts';
 import { TWITTER_EPOCH_MS } from './snowflake.ts';
-import type { JobPriority, JobStatus } from './states.ts';
+import type { JobStatus } from './states.ts';
 
 export const DAY_MS = 86_400_000;
 
@@ -23,7 +23,7 @@ export interface AuditSliceRow {
 }
 
 export interface AuditInput {
-  job: { id: string; kind: string; status: JobStatus; params: unknown; priority: JobPriority; maxRequests: number | null; requestsSpent: number };
+  job: { id: string; kind: string; status: JobStatus; params: unknown; maxRequests: number | null; requestsSpent: number };
   slices: AuditSliceRow[];
   /** Stored tweets of the job per UTC day (day = floor(ms / DAY_MS)), by creation time. */
   tweetsPerDay: Map<number, number>;
@@ -35,11 +35,10 @@ export async function loadAuditInput(db: Queryable, jobId: string): Promise<Audi
     kind: string;
     status: JobStatus;
     params: unknown;
-    priority: JobPriority;
     max_requests: string | null;
     requests_spent: string;
   }>(
-    `SELECT id::text, kind, status, params, priority, max_requests::text, requests_spent::text FROM jobs WHERE id = $1::bigint`,
+    `SELECT id::text, kind, status, params, max_requests::text, requests_spent::text FROM jobs WHERE id = $1::bigint`,
     [jobId],
   );
   const j = jobs[0];
@@ -69,7 +68,6 @@ export async function loadAuditInput(db: Queryable, jobId: string): Promise<Audi
       kind: j.kind,
       status: j.status,
       params: j.params,
-      priority: j.priority,
       maxRequests: j.max_requests === null ? null : Number(j.max_requests),
       requestsSpent: Number(j.requests_spent),
     },

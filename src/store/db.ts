@@ -72,10 +72,31 @@ export function isConflictAbort(error: unknown): boolean {
   return code === SqlState.DEADLOCK_DETECTED || code === SqlState.SERIALIZATION_FAILURE;
 }
 
-/** The connection failed or went away (Postgres restarting, a network blip): another may work. */
+/** Connection failures another connection may not meet (not a wrong password or database). */
+const LOST_CONNECTION_CODES = new Set<string>([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  SqlState.ADMIN_SHUTDOWN,
+  SqlState.CRASH_SHUTDOWN,
+  SqlState.CANNOT_CONNECT_NOW,
+  SqlState.TOO_MANY_CONNECTIONS,
+  SqlState.CONNECTION_FAILURE,
+  SqlState.CONNECTION_DOES_NOT_EXIST,
+]);
+
+/**
+ * The connection failed or went away (Postgres restarting, a network blip): another may work. An
+ * error with no code at all counts too: node-postgres reports a socket closed under a query as a
+ * bare `Connection terminated unexpectedly`.
+ */
 export function isConnectionLoss(error: unknown): boolean {
   const code = sqlState(error);
-  return code !== undefined && CONNECTION_CODES.has(code);
+  return code === undefined ? error instanceof Error : LOST_CONNECTION_CODES.has(code);
 }
 
 /**

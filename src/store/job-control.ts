@@ -37,18 +37,19 @@ export async function jobBudgets(db: Queryable): Promise<Array<{ jobId: string; 
   return rows.map((r) => ({ jobId: r.id, remaining: Number(r.remaining) }));
 }
 
-/** pause / resume / cancel. Returns the job's kind and priority, or null when nothing changed. */
+/** pause / resume / cancel. Returns the job's new status and whether it has a watch, or null when nothing changed. */
 export async function setJobControl(
   pool: Pool,
   jobId: string,
   action: 'pause' | 'resume' | 'cancel',
-): Promise<{ status: JobStatus; priority: JobPriority; watch: boolean } | null> {
+): Promise<{ status: JobStatus; watch: boolean } | null> {
   return withTransaction(pool, async (client) => {
     // The one lock order (commit-page.ts): slices before their job. A page commit holds its slice
     // and then wants the job row; taking the job first here would deadlock with it (40P01).
     await lockJobAndSlices(client, jobId);
-    const { rows } = await client.query<{ status: JobStatus; priority: JobPriority; every: number | null; is_watch: boolean }>(
-      `SELECT j.status, j.priority, w.every_seconds AS every, (w.job_id IS NOT NULL) AS is_watch
+    const { rows } = await client.query<{ status: JobStatus; every: number | null; is_watch: boolean; active: boolean }>(
+      `SELECT j.status, w.every_seconds AS every, (w.job_id IS NOT NULL) AS is_watch,
+              EXISTS (SELECT 1 FROM job_slices s WHERE s.job_id = j.id AND s.status IN ('pending', 'running')) AS active
          FROM jobs j LEFT JOIN watches w ON w.job_id = j.id WHERE j.id = $1::bigint FOR UPDATE OF j`,
       [jobId],
     );
@@ -57,7 +58,9 @@ export async function setJobControl(
     const live = isLiveJobStatus(r.status);
     let next: JobStatus | null = null;
     if (action === 'pause' && live) next = JobStatus.PAUSED;
-    if (action === 'resume' && r.status === JobStatus.PAUSED) next = r.every !== null ? JobStatus.SCHEDULED : JobStatus.QUEUED;
+    // A watch with nothing left to walk waits for its next pass; one with slices to walk (its
+    // history, a pass cut short by the pause) is queued until a worker takes one.
+    if (action === 'resume' && r.status === JobStatus.PAUSED) next = r.every !== null && !r.active ? JobStatus.SCHEDULED : JobStatus.QUEUED;
     if (action === 'cancel' && (live || r.status === JobStatus.PAUSED)) next = JobStatus.CANCELLED;
     if (next === null) return null;
     await client.query(
@@ -79,6 +82,6 @@ export async function setJobControl(
         [jobId],
       );
     }
-    return { status: next, priority: r.priority, watch: r.is_watch };
+    return { status: next, watch: r.is_watch };
   });
 }

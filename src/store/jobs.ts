@@ -89,12 +89,12 @@ export interface CreatedSlice {
 }
 
 /**
- * A slice's priority, from its params (migration 0012): a watch pass reading on from its watermark
- * fetches what is new, and is watch work; any other walk (a planned range, a crawl, a watch's first
- * pass reading back to its floor) is backfill work, whatever its job's kind.
+ * A slice's priority, from its params (migration 0012): a watch's pass (a slice with `pass`, the
+ * first one included, so a new watch starts at once) is watch work; any other walk (a planned
+ * history range, a crawl, a list, a refresh) is backfill work, whatever its job's kind.
  */
 export function slicePriority(params: Record<string, unknown>): JobPriority {
-  return params.pass !== undefined && typeof params.watermarkId === 'string' ? JobPriority.WATCH : JobPriority.BACKFILL;
+  return params.pass !== undefined ? JobPriority.WATCH : JobPriority.BACKFILL;
 }
 
 /** Creates slices in one statement; they come back in input order, each with its priority. */

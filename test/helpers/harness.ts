@@ -110,7 +110,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       await services.queues.obliterate().catch(() => undefined);
       if (options.ownKey) {
         const layout = limiterLayout('unused', keyNamespaceFor(config.baseUrl));
-        for (const k of config.apiKeys) await services.redis.del(layout.key(k.fingerprint).state, layout.key(k.fingerprint).quota);
+        for (const k of config.apiKeys) await services.redis.del(layout.key(k.fingerprint).state, layout.key(k.fingerprint).quota).catch(() => undefined);
       }
       await services.close();
       await deletePrefixKeysAt(REDIS_URL, prefix);

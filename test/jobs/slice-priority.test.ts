@@ -1,11 +1,13 @@
 /**
- * Each slice has its own priority (migration 0012): a watch pass reading on from its watermark is
- * watch work, everything else backfill work, whatever the job's kind. Before, a slice ran at its
+ * Each slice has its own priority (migration 0012): a watch's pass is watch work, everything else
+ * backfill work, whatever the job's kind. Before, a slice ran at its
  * job's priority: a `mentions --since --every` history ran as watch work (ahead of every backfill,
  * in the keys' watch reserve), and a search watch's passes as backfill work (parked with the
  * backfills once the quota was down to the reserve).
  */
 import { describe, expect, it } from 'vitest';
+import { controlJob } from '../../src/jobs/control.ts';
+import { reconcile } from '../../src/jobs/reconcile.ts';
 import { runWatchTick } from '../../src/jobs/watch.ts';
 import { slicePriority } from '../../src/store/jobs.ts';
 import { getWatchRow } from '../../src/store/watches.ts';
@@ -22,12 +24,12 @@ async function slicesOf(h: Harness, jobId: string): Promise<Array<{ id: string; 
 const tick = (h: Harness, jobId: string) => runWatchTick(jobId, { pool: h.services.pool, queues: h.services.queues });
 
 describe('slicePriority', () => {
-  it('is watch for a pass with a watermark, backfill for anything else', () => {
+  it('is watch for a watch\'s pass, the first one included, and backfill for anything else', () => {
     expect(slicePriority({ pass: 2, watermarkId: '1790000000000000001' })).toBe('watch');
-    expect(slicePriority({ pass: 1, watermarkId: null, floorMs: 0 })).toBe('backfill');
-    expect(slicePriority({ pass: 1 })).toBe('backfill');
+    expect(slicePriority({ pass: 1, watermarkId: null, floorMs: 0 })).toBe('watch');
     expect(slicePriority({ query: 'x', sinceMs: 0, untilMs: 1 })).toBe('backfill');
-    expect(slicePriority({ watermarkId: '17' })).toBe('backfill');
+    expect(slicePriority({ communityId: '1', cursor: null })).toBe('backfill');
+    expect(slicePriority({ ids: ['1', '2'] })).toBe('backfill');
   });
 });
 
@@ -48,6 +50,15 @@ describe('a mentions watch with a history', () => {
     for (const s of history) expect(s, `slice ${s.id}`).toMatchObject({ priority: 'backfill', queues: ['backfill'] });
     expect(planned.filter((s) => s.pass !== null)).toMatchObject([{ kind: 'mentions', pass: 1, priority: 'watch', queues: ['watch'] }]);
 
+    // Reconcile finds each where it belongs; pause takes each off its queue, resume puts it back.
+    const deps = { pool: h.services.pool, queues: h.services.queues, budgets: h.services.gate };
+    expect((await reconcile(deps, jobId)).requeued).toBe(0);
+    await controlJob(deps, jobId, 'pause');
+    expect((await slicesOf(h, jobId)).map((s) => s.queues)).toEqual(planned.map(() => []));
+    // Resumed with slices to walk, the job is queued (not scheduled, as a watch with none is).
+    expect(await controlJob(deps, jobId, 'resume')).toBe('queued');
+    expect((await slicesOf(h, jobId)).map((s) => s.queues)).toEqual(planned.map((s) => [s.priority]));
+
     expect((await h.runUntil(jobId, { until: ['scheduled', 'failed'] })).status).toBe('scheduled');
     expect((await getWatchRow(h.services.pool, jobId))!.highWatermarkId).not.toBeNull();
     await tick(h, jobId);
@@ -66,7 +77,7 @@ describe('a search watch when the quota is down to the watch reserve', () => {
     const author = h.sim.world.users.find((u) => !u.protected && !u.suspended && !u.deleted)!;
     const first = h.sim.control.addTweets(Array.from({ length: 3 }, (_, i) => ({ authorHandle: author.username, text: `a ${word} ${i}` })));
     const jobId = await h.submit({ kind: 'search', params: { query: word, everySeconds: 3600 } });
-    expect(await slicesOf(h, jobId)).toMatchObject([{ priority: 'backfill', queues: ['backfill'] }]);
+    expect(await slicesOf(h, jobId)).toMatchObject([{ pass: 1, priority: 'watch', queues: ['watch'] }]);
     expect((await h.runUntil(jobId, { until: ['scheduled', 'failed'] })).status).toBe('scheduled');
     expect(await jobTweetIds(h, jobId)).toEqual([...first].sort());
 

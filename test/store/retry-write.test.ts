@@ -22,15 +22,22 @@ describe('retryIdempotentWrite', () => {
     expect(w.calls()).toBe(2);
   });
 
+  it('writes again after node-postgres\' bare lost-connection error (no code)', async () => {
+    let calls = 0;
+    const write = () => (calls++ === 0 ? Promise.reject(new Error('Connection terminated unexpectedly')) : Promise.resolve('written'));
+    await expect(retryIdempotentWrite(write)).resolves.toBe('written');
+    expect(calls).toBe(2);
+  });
+
   it('gives up after three tries with the last error', async () => {
     const w = counted([SqlState.DEADLOCK_DETECTED, SqlState.DEADLOCK_DETECTED, SqlState.CONNECTION_FAILURE, SqlState.DEADLOCK_DETECTED]);
     await expect(retryIdempotentWrite(w.write)).rejects.toMatchObject({ code: SqlState.CONNECTION_FAILURE });
     expect(w.calls()).toBe(3);
   });
 
-  it('does not write again after an error another try would meet too', async () => {
-    const w = counted([SqlState.CHECK_VIOLATION]);
-    await expect(retryIdempotentWrite(w.write)).rejects.toMatchObject({ code: SqlState.CHECK_VIOLATION });
+  it.each([SqlState.CHECK_VIOLATION, SqlState.INVALID_PASSWORD, SqlState.INVALID_CATALOG_NAME])('does not write again after %s, which another try would meet too', async (code) => {
+    const w = counted([code]);
+    await expect(retryIdempotentWrite(w.write)).rejects.toMatchObject({ code });
     expect(w.calls()).toBe(1);
   });
 });
