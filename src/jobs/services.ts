@@ -11,7 +11,7 @@ import type { Logger } from '../logger.ts';
 import { createPool, describeTarget, retryIdempotentWrite, type Pool } from '../store/db.ts';
 import { DatabaseUnavailableError } from '../store/errors.ts';
 import { getJob, recordRequests } from '../store/jobs.ts';
-import { knownKeyFingerprints } from '../store/outbox.ts';
+import { syncedKeys } from '../store/outbox.ts';
 import { createRedisGate, keyNamespaceFor, type FetchUsage, type KeyState, type RedisGate } from './limiter/index.ts';
 import { createRedis, HarvestQueues } from './queue.ts';
 import { RateWaitTracker } from './rate-wait.ts';
@@ -187,7 +187,12 @@ export async function openServices(config: Config, logger: Logger, options: Open
     rateWaits,
     client,
     async keyStates() {
-      return config.apiKeys.length > 0 ? gate.keyStates() : gate.keyStatesOf(await knownKeyFingerprints(pool));
+      if (config.apiKeys.length > 0) return gate.keyStates();
+      const synced = await syncedKeys(pool);
+      const states = await gate.keyStatesOf(synced.map((k) => k.fingerprint));
+      // Redis forgets a quota it has not seen for a while (and keeps it per service address):
+      // then the last sync's answer, from Postgres.
+      return states.map((st, i) => (st.remaining === null ? { ...st, remaining: synced[i]!.remaining } : st));
     },
     async close() {
       await client.close().catch(() => undefined);

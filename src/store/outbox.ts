@@ -186,10 +186,10 @@ function levelOf(remaining: number, peak: number): number {
   return level;
 }
 
-/** Fingerprints of every key a worker has synced (the workers' keys, for a process given none). */
-export async function knownKeyFingerprints(db: Queryable): Promise<string[]> {
-  const { rows } = await db.query<{ fingerprint: string }>('SELECT fingerprint FROM key_quota_levels ORDER BY fingerprint');
-  return rows.map((r) => r.fingerprint);
+/** Every key a worker has synced, with what its last sync found left (for a process given no key). */
+export async function syncedKeys(db: Queryable): Promise<Array<{ fingerprint: string; remaining: number }>> {
+  const { rows } = await db.query<{ fingerprint: string; remaining: string }>('SELECT fingerprint, remaining::text FROM key_quota_levels ORDER BY fingerprint');
+  return rows.map((r) => ({ fingerprint: r.fingerprint, remaining: Number(r.remaining) }));
 }
 
 /**

@@ -7,6 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { loadOverview } from '../../src/dashboard/source.ts';
 import { Harvester } from '../../src/jobs/harvester.ts';
+import { limiterLayout } from '../../src/jobs/limiter/key-layout.ts';
+import { keyNamespaceFor } from '../../src/jobs/limiter/namespace.ts';
 import { openServices } from '../../src/jobs/services.ts';
 import { silentLogger } from '../../src/logger.ts';
 import { runCli } from '../helpers/cli.ts';
@@ -43,6 +45,11 @@ describe('looking without the keys', () => {
       const overview = await loadOverview(keyless, 1);
       expect(overview.keys.map((k) => k.fingerprint)).toEqual([key.fingerprint]);
       expect(JSON.stringify(overview)).not.toContain(key.key);
+      // Redis no longer holds the quota (expired, or kept under another service address): the
+      // last sync's answer, from Postgres.
+      const { quota } = limiterLayout('unused', keyNamespaceFor(h.config.baseUrl)).key(key.fingerprint);
+      await h.services.redis.del(quota);
+      expect((await keyless.keyStates())[0]).toMatchObject({ fingerprint: key.fingerprint, remaining });
       // It only looks: its limiter grants nothing.
       await expect(keyless.gate.acquire()).rejects.toThrow(/HARVEST_API_KEYS is not set/);
     } finally {
