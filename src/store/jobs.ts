@@ -89,12 +89,16 @@ export interface CreatedSlice {
 }
 
 /**
- * A slice's priority, from its params (migration 0012): a watch's pass (a slice with `pass`, the
- * first one included, so a new watch starts at once) is watch work; any other walk (a planned
- * history range, a crawl, a list, a refresh) is backfill work, whatever its job's kind.
+ * A slice's priority, from its params (migration 0012): a watch's pass that reads what is new
+ * (down to its watermark) or a recent window (a first pass down to its floor: `floorMs`, or
+ * `sinceMs` for a keyword watch) is watch work, so a new watch starts at once. Any other walk is
+ * backfill work, whatever its job's kind: a planned history range, a crawl, a list, a refresh,
+ * and a first pass that reads everything there is (a timeline's, a community feed's).
  */
 export function slicePriority(params: Record<string, unknown>): JobPriority {
-  return params.pass !== undefined ? JobPriority.WATCH : JobPriority.BACKFILL;
+  if (params.pass === undefined) return JobPriority.BACKFILL;
+  const bounded = typeof params.watermarkId === 'string' || typeof params.floorMs === 'number' || typeof params.sinceMs === 'number';
+  return bounded ? JobPriority.WATCH : JobPriority.BACKFILL;
 }
 
 /** Creates slices in one statement; they come back in input order, each with its priority. */

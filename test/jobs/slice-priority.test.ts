@@ -1,6 +1,6 @@
 /**
- * Each slice has its own priority (migration 0012): a watch's pass is watch work, everything else
- * backfill work, whatever the job's kind. Before, a slice ran at its
+ * Each slice has its own priority (migration 0012): a watch's pass down to its watermark or floor
+ * is watch work, everything else backfill work, whatever the job's kind. Before, a slice ran at its
  * job's priority: a `mentions --since --every` history ran as watch work (ahead of every backfill,
  * in the keys' watch reserve), and a search watch's passes as backfill work (parked with the
  * backfills once the quota was down to the reserve).
@@ -24,11 +24,15 @@ async function slicesOf(h: Harness, jobId: string): Promise<Array<{ id: string; 
 const tick = (h: Harness, jobId: string) => runWatchTick(jobId, { pool: h.services.pool, queues: h.services.queues });
 
 describe('slicePriority', () => {
-  it('is watch for a watch\'s pass, the first one included, and backfill for anything else', () => {
-    expect(slicePriority({ pass: 2, watermarkId: '1790000000000000001' })).toBe('watch');
-    expect(slicePriority({ pass: 1, watermarkId: null, floorMs: 0 })).toBe('watch');
+  it('is watch for a pass down to a watermark or a floor, backfill for anything else', () => {
+    expect(slicePriority({ pass: 2, handle: 'a', watermarkId: '1790000000000000001', floorMs: null })).toBe('watch');
+    // First passes: a mention watch's down to its floor, a keyword watch's down to its since.
+    expect(slicePriority({ pass: 1, handle: 'a', watermarkId: null, floorMs: 1788220800000 })).toBe('watch');
+    expect(slicePriority({ pass: 1, query: 'x', order: 'latest', sinceMs: 1788220800000, watermarkId: null })).toBe('watch');
+    // First passes that read everything there is: a whole timeline, a whole community feed.
+    expect(slicePriority({ pass: 1, target: { username: 'a' }, watermarkId: null })).toBe('backfill');
+    expect(slicePriority({ pass: 1, communityId: '1', watermarkId: null })).toBe('backfill');
     expect(slicePriority({ query: 'x', sinceMs: 0, untilMs: 1 })).toBe('backfill');
-    expect(slicePriority({ communityId: '1', cursor: null })).toBe('backfill');
     expect(slicePriority({ ids: ['1', '2'] })).toBe('backfill');
   });
 });
