@@ -5,8 +5,8 @@
 -- backfill, in the watch reserve of the keys' quota), and a search, user or community watch's
 -- passes ran as backfill (behind every backfill's pages, outside the reserve). The queue a slice
 -- is put on and the limiter's mode for its requests now come from the slice: a watch's pass down
--- to its watermark or floor is watch work, any other walk backfill work (src/store/jobs.ts,
--- slicePriority).
+-- to its watermark or a recent floor is watch work, any other walk backfill work
+-- (src/store/jobs.ts, slicePriority).
 --
 -- Slices that exist keep their job's priority: they may be queued on that job's queue already,
 -- and reconcile puts a slice on the queue its priority names. A slice inserted without one (by
@@ -18,7 +18,7 @@ ALTER TABLE job_slices
   ALTER COLUMN priority SET NOT NULL,
   ADD CONSTRAINT job_slices_priority_check CHECK (priority IN ('watch', 'backfill'));
 COMMENT ON COLUMN job_slices.priority IS
-  'watch: a watch''s pass down to its watermark or floor; backfill: any other walk. The queue the slice runs from and the limiter mode of its requests.';
+  'watch: a watch''s pass down to its watermark or a recent floor; backfill: any other walk. The queue the slice runs from and the limiter mode of its requests.';
 
 CREATE FUNCTION harvest_slice_priority_default() RETURNS trigger
   LANGUAGE plpgsql AS $$

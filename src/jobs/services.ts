@@ -11,7 +11,7 @@ import type { Logger } from '../logger.ts';
 import { createPool, describeTarget, retryIdempotentWrite, type Pool } from '../store/db.ts';
 import { DatabaseUnavailableError } from '../store/errors.ts';
 import { getJob, recordRequests } from '../store/jobs.ts';
-import { syncedKeys } from '../store/outbox.ts';
+import { recentlySyncedKeys } from '../store/outbox.ts';
 import { createRedisGate, keyNamespaceFor, type FetchUsage, type KeyState, type RedisGate } from './limiter/index.ts';
 import { createRedis, HarvestQueues } from './queue.ts';
 import { RateWaitTracker } from './rate-wait.ts';
@@ -37,8 +37,8 @@ export interface Services {
   readonly client: ApiClient;
   /**
    * The keys' limiter state: the configured keys', or, in a process given none (`status`, the
-   * dashboard), that of every key a worker has synced, by fingerprint. So the keys themselves
-   * need not be handed to a process that only looks.
+   * dashboard), that of every key a worker synced in the last week, by fingerprint. So the keys
+   * themselves need not be handed to a process that only looks.
    */
   keyStates(): Promise<KeyState[]>;
   close(): Promise<void>;
@@ -187,12 +187,7 @@ export async function openServices(config: Config, logger: Logger, options: Open
     rateWaits,
     client,
     async keyStates() {
-      if (config.apiKeys.length > 0) return gate.keyStates();
-      const synced = await syncedKeys(pool);
-      const states = await gate.keyStatesOf(synced.map((k) => k.fingerprint));
-      // Redis forgets a quota it has not seen for a while (and keeps it per service address):
-      // then the last sync's answer, from Postgres.
-      return states.map((st, i) => (st.remaining === null ? { ...st, remaining: synced[i]!.remaining } : st));
+      return config.apiKeys.length > 0 ? gate.keyStates() : gate.keyStatesOf(await recentlySyncedKeys(pool));
     },
     async close() {
       await client.close().catch(() => undefined);

@@ -88,28 +88,34 @@ export interface CreatedSlice {
   priority: JobPriority;
 }
 
+/** How far back a watch's first pass may read and still be watch work: the default 7 days, a day's rounding. */
+const RECENT_FIRST_PASS_MS = 8 * 24 * 3600 * 1000;
+
 /**
  * A slice's priority, from its params (migration 0012): a watch's pass that reads what is new
- * (down to its watermark) or a recent window (a first pass down to its floor: `floorMs`, or
- * `sinceMs` for a keyword watch) is watch work, so a new watch starts at once. Any other walk is
- * backfill work, whatever its job's kind: a planned history range, a crawl, a list, a refresh,
- * and a first pass that reads everything there is (a timeline's, a community feed's).
+ * (down to its watermark) or a recent window (a first pass down to a floor at most about a week
+ * back: `floorMs`, or `sinceMs` for a keyword watch) is watch work, so a new watch starts at once.
+ * Any other walk is backfill work, whatever its job's kind: a planned history range, a crawl, a
+ * list, a refresh, and a first pass that reads further back or everything there is (a whole
+ * timeline, a whole community feed, `mentions --since` a year ago).
  */
-export function slicePriority(params: Record<string, unknown>): JobPriority {
+export function slicePriority(params: Record<string, unknown>, nowMs: number): JobPriority {
   if (params.pass === undefined) return JobPriority.BACKFILL;
-  const bounded = typeof params.watermarkId === 'string' || typeof params.floorMs === 'number' || typeof params.sinceMs === 'number';
-  return bounded ? JobPriority.WATCH : JobPriority.BACKFILL;
+  if (typeof params.watermarkId === 'string') return JobPriority.WATCH;
+  const floor = typeof params.floorMs === 'number' ? params.floorMs : typeof params.sinceMs === 'number' ? params.sinceMs : null;
+  return floor !== null && nowMs - floor <= RECENT_FIRST_PASS_MS ? JobPriority.WATCH : JobPriority.BACKFILL;
 }
 
 /** Creates slices in one statement; they come back in input order, each with its priority. */
 export async function insertSlices(db: Queryable, jobId: string, slices: readonly NewSlice[]): Promise<CreatedSlice[]> {
   if (slices.length === 0) return [];
+  const nowMs = Date.now();
   const { rows } = await db.query<{ id: string; priority: JobPriority }>(
     `INSERT INTO job_slices (job_id, kind, params, parent_id, priority)
      SELECT $1::bigint, k, p::jsonb, parent, pr FROM unnest($2::text[], $3::text[], $4::bigint[], $5::text[]) WITH ORDINALITY AS s(k, p, parent, pr, n)
      ORDER BY n
      RETURNING id::text, priority`,
-    [jobId, slices.map((s) => s.kind), slices.map((s) => JSON.stringify(s.params ?? {})), slices.map((s) => s.parentId ?? null), slices.map((s) => slicePriority(s.params))],
+    [jobId, slices.map((s) => s.kind), slices.map((s) => JSON.stringify(s.params ?? {})), slices.map((s) => s.parentId ?? null), slices.map((s) => slicePriority(s.params, nowMs))],
   );
   // Identity values follow insertion order, which follows ORDER BY n.
   return rows.sort((a, b) => compareIds(a.id, b.id));

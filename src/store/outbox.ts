@@ -186,10 +186,15 @@ function levelOf(remaining: number, peak: number): number {
   return level;
 }
 
-/** Every key a worker has synced, with what its last sync found left (for a process given no key). */
-export async function syncedKeys(db: Queryable): Promise<Array<{ fingerprint: string; remaining: number }>> {
-  const { rows } = await db.query<{ fingerprint: string; remaining: string }>('SELECT fingerprint, remaining::text FROM key_quota_levels ORDER BY fingerprint');
-  return rows.map((r) => ({ fingerprint: r.fingerprint, remaining: Number(r.remaining) }));
+/**
+ * Fingerprints of the keys a worker's quota sync recorded in the last week (for a process given no
+ * key): workers sync every 10 minutes, so a key retired from their configuration drops off.
+ */
+export async function recentlySyncedKeys(db: Queryable): Promise<string[]> {
+  const { rows } = await db.query<{ fingerprint: string }>(
+    `SELECT fingerprint FROM key_quota_levels WHERE updated_at > now() - interval '7 days' ORDER BY fingerprint`,
+  );
+  return rows.map((r) => r.fingerprint);
 }
 
 /**

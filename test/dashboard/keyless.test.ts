@@ -7,8 +7,6 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { loadOverview } from '../../src/dashboard/source.ts';
 import { Harvester } from '../../src/jobs/harvester.ts';
-import { limiterLayout } from '../../src/jobs/limiter/key-layout.ts';
-import { keyNamespaceFor } from '../../src/jobs/limiter/namespace.ts';
 import { openServices } from '../../src/jobs/services.ts';
 import { silentLogger } from '../../src/logger.ts';
 import { runCli } from '../helpers/cli.ts';
@@ -45,11 +43,10 @@ describe('looking without the keys', () => {
       const overview = await loadOverview(keyless, 1);
       expect(overview.keys.map((k) => k.fingerprint)).toEqual([key.fingerprint]);
       expect(JSON.stringify(overview)).not.toContain(key.key);
-      // Redis no longer holds the quota (expired, or kept under another service address): the
-      // last sync's answer, from Postgres.
-      const { quota } = limiterLayout('unused', keyNamespaceFor(h.config.baseUrl)).key(key.fingerprint);
-      await h.services.redis.del(quota);
-      expect((await keyless.keyStates())[0]).toMatchObject({ fingerprint: key.fingerprint, remaining });
+      // A key no worker has synced for a week (retired from their configuration) drops off.
+      await h.services.pool.query(`INSERT INTO key_quota_levels (fingerprint, valid_until, peak_remaining, remaining, updated_at)
+                                   VALUES ('k_0123456789ab', NULL, 10, 10, now() - interval '8 days')`);
+      expect((await keyless.keyStates()).map((k) => k.fingerprint)).toEqual([key.fingerprint]);
       // It only looks: its limiter grants nothing.
       await expect(keyless.gate.acquire()).rejects.toThrow(/HARVEST_API_KEYS is not set/);
     } finally {

@@ -1,6 +1,6 @@
 /**
- * Each slice has its own priority (migration 0012): a watch's pass down to its watermark or floor
- * is watch work, everything else backfill work, whatever the job's kind. Before, a slice ran at its
+ * Each slice has its own priority (migration 0012): a watch's pass down to its watermark or a
+ * recent floor is watch work, everything else backfill work, whatever the job's kind. Before, a slice ran at its
  * job's priority: a `mentions --since --every` history ran as watch work (ahead of every backfill,
  * in the keys' watch reserve), and a search watch's passes as backfill work (parked with the
  * backfills once the quota was down to the reserve).
@@ -24,16 +24,20 @@ async function slicesOf(h: Harness, jobId: string): Promise<Array<{ id: string; 
 const tick = (h: Harness, jobId: string) => runWatchTick(jobId, { pool: h.services.pool, queues: h.services.queues });
 
 describe('slicePriority', () => {
-  it('is watch for a pass down to a watermark or a floor, backfill for anything else', () => {
-    expect(slicePriority({ pass: 2, handle: 'a', watermarkId: '1790000000000000001', floorMs: null })).toBe('watch');
+  it('is watch for a pass down to a watermark or a recent floor, backfill for anything else', () => {
+    const now = Date.parse('2026-11-24T12:00:00Z');
+    const daysAgo = (d: number) => now - d * 24 * 3600 * 1000;
+    expect(slicePriority({ pass: 2, handle: 'a', watermarkId: '1790000000000000001', floorMs: null }, now)).toBe('watch');
     // First passes: a mention watch's down to its floor, a keyword watch's down to its since.
-    expect(slicePriority({ pass: 1, handle: 'a', watermarkId: null, floorMs: 1788220800000 })).toBe('watch');
-    expect(slicePriority({ pass: 1, query: 'x', order: 'latest', sinceMs: 1788220800000, watermarkId: null })).toBe('watch');
-    // First passes that read everything there is: a whole timeline, a whole community feed.
-    expect(slicePriority({ pass: 1, target: { username: 'a' }, watermarkId: null })).toBe('backfill');
-    expect(slicePriority({ pass: 1, communityId: '1', watermarkId: null })).toBe('backfill');
-    expect(slicePriority({ query: 'x', sinceMs: 0, untilMs: 1 })).toBe('backfill');
-    expect(slicePriority({ ids: ['1', '2'] })).toBe('backfill');
+    expect(slicePriority({ pass: 1, handle: 'a', watermarkId: null, floorMs: daysAgo(7) }, now)).toBe('watch');
+    expect(slicePriority({ pass: 1, query: 'x', order: 'latest', sinceMs: daysAgo(7), watermarkId: null }, now)).toBe('watch');
+    // First passes that read far back or everything there is: `mentions --since` a year ago, a
+    // whole timeline, a whole community feed.
+    expect(slicePriority({ pass: 1, handle: 'a', watermarkId: null, floorMs: daysAgo(365) }, now)).toBe('backfill');
+    expect(slicePriority({ pass: 1, target: { username: 'a' }, watermarkId: null }, now)).toBe('backfill');
+    expect(slicePriority({ pass: 1, communityId: '1', watermarkId: null }, now)).toBe('backfill');
+    expect(slicePriority({ query: 'x', sinceMs: 0, untilMs: 1 }, now)).toBe('backfill');
+    expect(slicePriority({ ids: ['1', '2'] }, now)).toBe('backfill');
   });
 });
 
