@@ -21,10 +21,11 @@ export async function startDemoDashboard(services: Services, logger: Logger): Pr
 
 /**
  * The command that shows this demo's database in the dashboard after the demo has ended. No key:
- * the dashboard lists the keys the demo's worker synced, by fingerprint (Services.keyStates).
+ * the dashboard lists the keys the demo's worker synced, by fingerprint (Services.keyStates), from
+ * the limiter state kept for the demo's simulator address (nothing is sent there).
  */
-export function laterDashboardCommand(databaseUrl: string, redisPrefix: string): string {
+export function laterDashboardCommand(databaseUrl: string, redisPrefix: string, baseUrl: string): string {
   const url = new URL(databaseUrl);
   url.password = '';
-  return `DATABASE_URL='${url.toString()}' HARVEST_REDIS_PREFIX=${redisPrefix} npx harvest dashboard   # then open http://127.0.0.1:${DEMO_DASHBOARD_PORT}/`;
+  return `DATABASE_URL='${url.toString()}' HARVEST_REDIS_PREFIX=${redisPrefix} HARVEST_BASE_URL=${baseUrl} npx harvest dashboard   # then open http://127.0.0.1:${DEMO_DASHBOARD_PORT}/`;
 }

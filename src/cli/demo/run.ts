@@ -111,7 +111,7 @@ export async function runDemo(options: DemoOptions, targets: DemoTargets, io: { 
       say(`The dashboard keeps serving ${dashboard.url} (every job of this run, the key, the watch); Ctrl-C ends the demo.`);
       await new Promise<void>((resolve) => onShutdownSignal(() => resolve()));
     } else {
-      say(`See it in a browser: ${laterDashboardCommand(services.config.databaseUrl, options.redisPrefix)}`);
+      say(`See it in a browser: ${laterDashboardCommand(services.config.databaseUrl, options.redisPrefix, services.config.baseUrl)}`);
     }
     return { exitCode: 0, summary, watch: { jobId: watchId, added, secondPassIds, secondPassRequests } };
   } catch (error) {
