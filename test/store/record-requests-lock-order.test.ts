@@ -68,11 +68,13 @@ describe('accountAttempts', () => {
     const [sliceId] = await createSlices(db.pool, jobId, [{ kind: 'search', params: {} }]);
     const slice = { id: sliceId!, jobId } as SliceForRun;
     // A writer taking the rows job first: it holds the job row, the record takes its KEY SHARE on
-    // the slice and waits for the job row, then the writer asks for the slice. The record waited
-    // first, so its deadlock check (deadlock_timeout, 1 s) finds the cycle and aborts it.
+    // the slice and waits for the job row, then the writer asks for the slice. The writer checks
+    // for deadlocks only after 10 s, so the record's check (deadlock_timeout, 1 s) is the one that
+    // finds the cycle, and aborts the record, however loaded the machine.
     const other = await db.pool.connect();
     try {
       await other.query('BEGIN');
+      await other.query(`SET LOCAL deadlock_timeout = '10s'`);
       await other.query('SELECT 1 FROM jobs WHERE id = $1::bigint FOR UPDATE', [jobId]);
       const at = new Date();
       const recorded = accountAttempts(db.pool, slice, [{ endpoint: 'POST /v3/search-tweets', keyFingerprint: 'fp', status: 500, durationMs: 40, at, attempt: 1 }]);
