@@ -96,6 +96,24 @@ describe('conversations', () => {
     expect(rows[0]!.requests_spent).toBe(2);
   });
 
+  it('--estimate counts in Postgres with no key given, and sends and queues nothing', async () => {
+    const t = addThread(h);
+    const source = await sourceJob(h, [t.leaf]);
+    const sent = () => h.sim.control.requestLog().length;
+    const jobs = async () => (await h.services.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM jobs')).rows[0]!.n;
+    const [before, count] = [sent(), await jobs()];
+    const r = await runCli(['conversations', source, '--estimate'], { ...h.env, HARVEST_API_KEYS: '' });
+    expect(r.code, r.err).toBe(0);
+    expect(r.out).toMatch(/^requests\s+at least \d+/);
+    expect(sent()).toBe(before);
+    expect(await jobs()).toBe(count);
+    // Queueing the job needs a key, and says so in one line.
+    const refused = await runCli(['conversations', source], { ...h.env, HARVEST_API_KEYS: '' });
+    expect(refused.code).not.toBe(0);
+    expect(refused.err).toMatch(/^harvest: HARVEST_API_KEYS is not set/);
+    expect(await jobs()).toBe(count);
+  });
+
   it('refuses an unknown or malformed job id with one line, queueing nothing', async () => {
     const jobs = async () => (await h.services.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM jobs')).rows[0]!.n;
     const count = await jobs();

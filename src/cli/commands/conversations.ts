@@ -5,7 +5,6 @@
  * `--estimate` counts in Postgres and spends no request.
  */
 import type { Command } from 'commander';
-import { requireApiKeys } from '../../config.ts';
 import { InputError } from '../../errors.ts';
 import { planContext } from '../../jobs/harvester.ts';
 import { ConversationsJobParams, estimateConversations, submitConversations } from '../../jobs/kinds/conversations.ts';
@@ -45,7 +44,7 @@ export function registerConversationsCommand(program: Command, state: CliState):
       const maxRequests = o.maxRequests === undefined ? undefined : parsePositiveInt(o.maxRequests, '--max-requests');
       const concurrency = o.concurrency === undefined ? undefined : parseConcurrency(o.concurrency);
       const runtime = cliRuntime(state, { quiet: true });
-      if (!o.estimate) requireApiKeys(runtime.config);
+      // An estimate only counts in Postgres: no key needed (openServices asks for one otherwise).
       await withServices(runtime, async (services) => {
         await assertSourceJob(services.pool, params.sourceJobId);
         const e = await estimateConversations(services.pool, params);
@@ -69,6 +68,6 @@ export function registerConversationsCommand(program: Command, state: CliState):
         }
         const ctx = await planContext(services);
         state.exitCode = await waitForJob(services, submitted.jobId, { concurrency: concurrency ?? targetParallelism(ctx.pooledRate, ctx.latencyMs) });
-      });
+      }, { keyless: o.estimate === true });
     });
 }
