@@ -129,13 +129,23 @@ describe('late grants', () => {
 
   it('grants used at once are not given back, and their send-by time is their slot plus the headroom', async () => {
     const client = clientWith(new RateWaitTracker(limiter.redis, limiter.prefix).wrap(gate));
+    // A loaded machine (CI runs many files at once) can stall this process past a grant's 25 ms
+    // of headroom, and then the grant is rightly given back: every round sends its 5 requests and
+    // spends a grant for each, and at least one of three rounds gives nothing back.
+    const clean: boolean[] = [];
     try {
-      for (let i = 0; i < 5; i++) await client.info({ username: handle() });
+      for (let round = 0; round < 3 && !clean.includes(true); round++) {
+        const [before, sent] = [gate.stats(), sim.control.requestLog().length];
+        for (let i = 0; i < 5; i++) await client.info({ username: handle() });
+        const after = gate.stats();
+        expect(sim.control.requestLog().length - sent).toBe(5);
+        expect(after.grants - before.grants - (after.givenBack - before.givenBack)).toBe(5);
+        clean.push(after.givenBack === before.givenBack);
+      }
     } finally {
       await client.close();
     }
-    expect(sim.control.requestLog()).toHaveLength(5);
-    expect(gate.stats()).toMatchObject({ grants: 5, givenBack: 0 });
+    expect(clean).toContain(true);
     // One host: the clocks agree to within a few ms, so send-by ≈ slot + 25 ms of headroom.
     const grant = await gate.acquire();
     expect(grant.sendBy - grant.slotAt).toBeGreaterThanOrEqual(20);
