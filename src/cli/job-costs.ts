@@ -4,7 +4,6 @@
  * (confirm.ts) weighs before a job is queued: only what is known without a request, except a
  * bounded search backfill, whose 4-request probe is small beside the hundreds of pages it weighs.
  */
-import { requireApiKeys } from '../config.ts';
 import { estimateSearch, MONTH_SECONDS, passesPerMonth, searchJobEstimate, type JobEstimate } from '../jobs/estimate.ts';
 import { planContext } from '../jobs/harvester.ts';
 import { estimateCommunity, type CommunityJobParams } from '../jobs/kinds/community.ts';
@@ -36,7 +35,6 @@ export function estimateLines(e: JobEstimate): string[] {
 /** Runs one kind's estimate with the services (client through the gate, Postgres) and prints it. */
 export async function printJobEstimate(state: CliState, estimate: (services: Services, now: Date) => Promise<JobEstimate>): Promise<void> {
   const runtime = cliRuntime(state, { quiet: true });
-  requireApiKeys(runtime.config);
   await withServices(runtime, async (services) => {
     const ctx = await planContext(services);
     for (const line of estimateLines(await estimate(services, ctx.now))) console.log(line);
@@ -45,7 +43,6 @@ export async function printJobEstimate(state: CliState, estimate: (services: Ser
 
 export async function printSearchEstimate(state: CliState, params: SearchJobParams, everySeconds: number | undefined): Promise<void> {
   const runtime = cliRuntime(state, { quiet: true });
-  requireApiKeys(runtime.config);
   await withServices(runtime, async (services) => {
     const ctx = await planContext(services);
     const e = await estimateSearch(
@@ -67,7 +64,6 @@ export async function printSearchEstimate(state: CliState, params: SearchJobPara
 
 export async function printCommunityEstimate(state: CliState, params: CommunityJobParams): Promise<void> {
   const runtime = cliRuntime(state, { quiet: true });
-  requireApiKeys(runtime.config);
   await withServices(runtime, async (services) => {
     const e = await estimateCommunity(services.client, params);
     const more = (c: { count: number; exact: boolean }) => (c.exact ? formatCount(c.count) : `more than ${formatCount(c.count)} (the walk goes on past the probe's page)`);

@@ -29,7 +29,7 @@ export async function submitJob(deps: SubmitDeps, input: SubmitInput): Promise<{
   const kind = jobKind(input.kind);
   const params = kind.params.parse(input.params);
   const slices = kind.plan(params, deps.planContext);
-  const { jobId, sliceIds } = await withTransaction(deps.pool, async (client) => {
+  const { jobId, queued } = await withTransaction(deps.pool, async (client) => {
     const id = await createJob(client, {
       kind: kind.kind,
       params: params as Record<string, unknown>,
@@ -50,11 +50,11 @@ export async function submitJob(deps: SubmitDeps, input: SubmitInput): Promise<{
       );
       if (first?.started) created.push({ id: first.sliceId, priority: first.priority });
     }
-    return { jobId: id, sliceIds: created };
+    return { jobId: id, queued: created };
   });
   if (input.maxRequests !== undefined) await deps.budgets.setBudget(jobId, input.maxRequests);
   // Each on its own slice's queue: a watch's history backfill is backfill work, its passes watch work.
-  for (const s of sliceIds) await deps.queues.enqueueSlice(s.priority, { jobId, sliceId: s.id });
+  for (const s of queued) await deps.queues.enqueueSlice(s.priority, { jobId, sliceId: s.id });
   await kind.afterSubmit?.(deps.queues, jobId, params);
-  return { jobId, slices: sliceIds.length };
+  return { jobId, slices: queued.length };
 }

@@ -42,23 +42,30 @@ export const SqlState = {
   SLICE_GUARD_MISSED: 'ZH001',
 } as const;
 
-const CONNECTION_CODES = new Set<string>([
+/** Connection failures another try may not meet: the connection broke, or the server was busy. */
+const LOST_CONNECTION_CODES = new Set<string>([
   'ECONNREFUSED',
-  'ENOTFOUND',
   'EAI_AGAIN',
   'ETIMEDOUT',
   'ECONNRESET',
+  'EPIPE',
   'EHOSTUNREACH',
   'ENETUNREACH',
-  SqlState.INVALID_CATALOG_NAME,
-  SqlState.INVALID_PASSWORD,
-  SqlState.INVALID_AUTHORIZATION,
   SqlState.CANNOT_CONNECT_NOW,
   SqlState.TOO_MANY_CONNECTIONS,
   SqlState.ADMIN_SHUTDOWN,
   SqlState.CRASH_SHUTDOWN,
   SqlState.CONNECTION_FAILURE,
   SqlState.CONNECTION_DOES_NOT_EXIST,
+]);
+
+/** Every connection-level failure: the lost ones, and a setup every try would meet (no such host, database or password). */
+const CONNECTION_CODES = new Set<string>([
+  ...LOST_CONNECTION_CODES,
+  'ENOTFOUND',
+  SqlState.INVALID_CATALOG_NAME,
+  SqlState.INVALID_PASSWORD,
+  SqlState.INVALID_AUTHORIZATION,
 ]);
 
 export function sqlState(error: unknown): string | undefined {
@@ -71,23 +78,6 @@ export function isConflictAbort(error: unknown): boolean {
   const code = sqlState(error);
   return code === SqlState.DEADLOCK_DETECTED || code === SqlState.SERIALIZATION_FAILURE;
 }
-
-/** Connection failures another connection may not meet (not a wrong password or database). */
-const LOST_CONNECTION_CODES = new Set<string>([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'EPIPE',
-  'ETIMEDOUT',
-  'EAI_AGAIN',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  SqlState.ADMIN_SHUTDOWN,
-  SqlState.CRASH_SHUTDOWN,
-  SqlState.CANNOT_CONNECT_NOW,
-  SqlState.TOO_MANY_CONNECTIONS,
-  SqlState.CONNECTION_FAILURE,
-  SqlState.CONNECTION_DOES_NOT_EXIST,
-]);
 
 /**
  * The connection failed or went away (Postgres restarting, a network blip): another may work. An

@@ -1,6 +1,6 @@
 /** migrate, worker, status, pause/resume/cancel and quota. */
 import type { Command } from 'commander';
-import { isLoopbackHost, requireApiKeys } from '../../config.ts';
+import { isLoopbackHost } from '../../config.ts';
 import { createDashboardHandler, type DashboardHandler } from '../../dashboard/server.ts';
 import { controlJob } from '../../jobs/control.ts';
 import { Harvester } from '../../jobs/harvester.ts';
@@ -142,7 +142,6 @@ export function registerOperateCommands(program: Command, state: CliState): void
     .action(async () => {
       const runtime = cliRuntime(state, { quiet: true });
       await withServices(runtime, async (services) => {
-        requireApiKeys(services.config);
         const harvester = new Harvester(services, { concurrency: 1 });
         const results = await harvester.syncQuota();
         const rows = [['key', 'remaining', 'valid until', 'note']];

@@ -5,7 +5,6 @@
  * `--estimate` counts the tweets in Postgres and spends no request.
  */
 import type { Command } from 'commander';
-import { requireApiKeys } from '../../config.ts';
 import { InputError } from '../../errors.ts';
 import { planContext } from '../../jobs/harvester.ts';
 import { estimateRefresh, RefreshJobParams, submitRefresh } from '../../jobs/kinds/refresh.ts';
@@ -116,7 +115,6 @@ async function printEstimate(state: CliState, args: ParsedRefresh): Promise<void
 
 async function run(state: CliState, args: ParsedRefresh, io: ConfirmIo): Promise<void> {
   const runtime = cliRuntime(state, { quiet: true });
-  requireApiKeys(runtime.config);
   await withServices(runtime, async (services) => {
     await assertSourceJob(services.pool, args.params.sourceJobId);
     if (!args.yes) {
