@@ -202,7 +202,7 @@ describe('the real production page, end to end', () => {
               (extract(epoch FROM created_at) * 1000)::bigint::text AS created_ms, protected, verified, can_dm, possibly_sensitive,
               followers_count::text AS followers_count, followings_count::text AS followings_count, tweets_count::text AS tweets_count,
               favourites_count::text AS favourites_count, media_count::text AS media_count,
-              profile_image_url, profile_background_image_url, bio_urls, pinned_tweet_ids::text[] AS pinned_tweet_ids, source, raw
+              profile_image_url, profile_background_image_url, banner_url, bio_urls, pinned_tweet_ids::text[] AS pinned_tweet_ids, source, raw
        FROM users ORDER BY id`,
     );
     const expected = [...authors.values()].sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1));
@@ -226,6 +226,8 @@ describe('the real production page, end to end', () => {
         media_count: String(u.media_count),
         profile_image_url: u.profile_image_url,
         profile_background_image_url: u.profile_background_image_url,
+        // Production's "background" is the banner (…/profile_banners/…): banner_url holds it too.
+        banner_url: u.profile_background_image_url.includes('/profile_banners/') ? u.profile_background_image_url : null,
         bio_urls: u.bio_urls ?? [],
         pinned_tweet_ids: u.pinned_tweet_ids ?? [],
         source: 'v3',

@@ -31,6 +31,16 @@ function emptyUser(id: string, source: UserSource, raw: unknown): CanonicalUser 
   };
 }
 
+/**
+ * Production's v3 `profile_background_image_url` holds the profile banner
+ * (`https://pbs.twimg.com/profile_banners/<user id>/<version>`, fixtures/search-tweets.v3.real.json),
+ * the image v2 calls `banner`: such an address fills `banner_url` too, so the column means the
+ * same whichever endpoint saw the user last. Any other address is left to its own column.
+ */
+export function bannerOf(backgroundUrl: string | null | undefined): string | null {
+  return backgroundUrl && backgroundUrl.includes('/profile_banners/') ? backgroundUrl : null;
+}
+
 /** One literal, no spread of an empty record: this runs for every tweet's author. */
 export function normalizeUserV3(user: UserV3, raw: unknown): CanonicalUser {
   return {
@@ -51,7 +61,7 @@ export function normalizeUserV3(user: UserV3, raw: unknown): CanonicalUser {
     mediaCount: countOf(user.media_count),
     profileImageUrl: orNull(user.profile_image_url),
     profileBackgroundImageUrl: orNull(user.profile_background_image_url),
-    bannerUrl: null,
+    bannerUrl: bannerOf(user.profile_background_image_url),
     bioUrls: user.bio_urls ?? [],
     pinnedTweetIds: user.pinned_tweet_ids ?? [],
     source: 'v3',
@@ -80,6 +90,7 @@ export function normalizeTopFollower(user: TopFollower, raw: unknown): Canonical
     tweetsCount: user.tweets_count,
     profileImageUrl: user.profile_image_url,
     profileBackgroundImageUrl: user.profile_background_image_url,
+    bannerUrl: bannerOf(user.profile_background_image_url),
   };
 }
 

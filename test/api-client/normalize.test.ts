@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { normalizeTweetV2, normalizeTweetV3, normalizeReducedUser, normalizeBasicAccount, normalizeNewFollower } from '../../src/api-client/normalize.ts';
 import { tweetV3Schema } from '../../src/api-client/schemas/tweet-v3.ts';
 import { tweetV2Schema } from '../../src/api-client/schemas/tweet-v2.ts';
-import { reducedUserSchema } from '../../src/api-client/schemas/user-v3.ts';
+import { reducedUserSchema, topFollowerSchema, userV3Schema } from '../../src/api-client/schemas/user-v3.ts';
+import { normalizeTopFollower, normalizeUserV3 } from '../../src/api-client/normalize-user.ts';
 import { basicAccountSchema, newFollowerSchema } from '../../src/api-client/schemas/user-v2.ts';
 import { BIG_TWEET_ID, BIG_USER_ID, tweetV2, tweetV3 } from './fixtures.ts';
 
@@ -116,5 +117,17 @@ describe('users → canonical', () => {
     expect(b).toMatchObject({ id: '6', username: 'y', bannerUrl: 'https://b', followingsCount: 3, source: 'v2-basic' });
     const n = normalizeNewFollower(newFollowerSchema.parse({ id: '7', screeName: 'z', canDM: true, friendsCount: 2 }), {});
     expect(n).toMatchObject({ id: '7', username: 'z', canDm: true, followingsCount: 2, source: 'v2-new-follower' });
+  });
+
+  it("takes a v3 banner address from profile_background_image_url into bannerUrl, and nothing else", () => {
+    const banner = 'https://pbs.twimg.com/profile_banners/17471979/1777628727';
+    const full = normalizeUserV3(userV3Schema.parse({ id: '8', profile_background_image_url: banner }), {});
+    expect(full).toMatchObject({ profileBackgroundImageUrl: banner, bannerUrl: banner });
+    const top = normalizeTopFollower(topFollowerSchema.parse({ id: '9', profile_background_image_url: banner }), {});
+    expect(top).toMatchObject({ profileBackgroundImageUrl: banner, bannerUrl: banner });
+    for (const other of ['', 'https://abs.twimg.com/images/themes/theme1/bg.png', null]) {
+      const u = normalizeUserV3(userV3Schema.parse({ id: '10', profile_background_image_url: other }), {});
+      expect(u.bannerUrl).toBeNull();
+    }
   });
 });

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { cp, mkdtemp, rm, writeFile, appendFile } from 'node:fs/promises';
+import { cp, mkdtemp, readdir, rm, writeFile, appendFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -16,6 +16,11 @@ afterAll(async () => {
   for (const name of created) await dropDatabase(name);
   for (const dir of dirs) await rm(dir, { recursive: true, force: true });
 });
+
+/** Removes migration `number` and every later one: the database is left as the version before it. */
+async function removeFrom(dir: string, number: string): Promise<void> {
+  for (const name of await readdir(dir)) if (name.endsWith('.sql') && name >= number) await rm(join(dir, name));
+}
 
 function fresh(): string {
   const name = freshDatabaseName();
@@ -80,11 +85,38 @@ describe('migrate', () => {
     await expect(migrate(url, { dir })).rejects.toMatchObject({ code: 'DB_MIGRATION_CONFLICT', migration: '0001_entities.sql' });
   });
 
+  it('0013 copies a v3 banner address into banner_url, and leaves every other row as it was', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'harvest-migrations-'));
+    dirs.push(dir);
+    await cp(MIGRATIONS_DIR, dir, { recursive: true });
+    await removeFrom(dir, '0013');
+    const url = databaseUrl(fresh());
+    await migrate(url, { dir });
+    const pool = createPool(url);
+    try {
+      const banner = 'https://pbs.twimg.com/profile_banners/1/1700000000';
+      await pool.query(
+        `INSERT INTO users (id, profile_background_image_url, banner_url, source, raw, first_seen_at, last_seen_at) VALUES
+           (1, $1, NULL, 'v3', '{}', now(), now()),
+           (2, 'https://abs.twimg.com/images/themes/theme1/bg.png', NULL, 'v3', '{}', now(), now()),
+           (3, $1, 'https://pbs.twimg.com/profile_banners/3/1', 'v2-basic', '{}', now(), now()),
+           (4, NULL, NULL, 'v3', '{}', now(), now())`,
+        [banner],
+      );
+      await cp(join(MIGRATIONS_DIR, '0013_v3_banner_url.sql'), join(dir, '0013_v3_banner_url.sql'));
+      expect(await migrate(url, { dir })).toEqual({ applied: ['0013_v3_banner_url.sql'] });
+      const { rows } = await pool.query<{ banner_url: string | null }>('SELECT banner_url FROM users ORDER BY id');
+      expect(rows.map((r) => r.banner_url)).toEqual([banner, null, 'https://pbs.twimg.com/profile_banners/3/1', null]);
+    } finally {
+      await pool.end();
+    }
+  });
+
   it('0012 gives every slice that exists its job\'s priority, and so a slice inserted without one', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'harvest-migrations-'));
     dirs.push(dir);
     await cp(MIGRATIONS_DIR, dir, { recursive: true });
-    await rm(join(dir, '0012_slice_priority.sql'));
+    await removeFrom(dir, '0012');
     const url = databaseUrl(fresh());
     await migrate(url, { dir });
     const pool = createPool(url);
