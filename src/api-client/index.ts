@@ -18,7 +18,7 @@ export {
   v3CounterpartOf,
 } from './errors.ts';
 export { InputError } from '../errors.ts';
-export type { Page, Quarantined } from './page.ts';
+export { quarantineOf, type Page, type Quarantined } from './page.ts';
 export type { CommentCheck, DatedUser, KeyUsage, QuoteCheck, ScoredUser, Space } from './results.ts';
 export { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry.ts';
 export { DEFAULT_DEADLINE_MS, DEFAULT_MAX_RESPONSE_BYTES, postJson } from './http.ts';

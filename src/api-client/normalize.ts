@@ -7,7 +7,9 @@ import type { CanonicalTweet, CanonicalUser, EngagementCounts, TweetEntity } fro
 import { normalizeUserV2Embedded, normalizeUserV3 } from './normalize-user.ts';
 import type { TweetV3 } from './schemas/tweet-v3.ts';
 import { countOf, idOrNull, idSchema, orNull, type sharedTweetCounts } from './schemas/common.ts';
+import { describeIssues, type Quarantined } from './page.ts';
 import { tweetV3Schema } from './schemas/tweet-v3.ts';
+import { userV3Schema } from './schemas/user-v3.ts';
 import type { TweetV2, TweetV2Embedded } from './schemas/tweet-v2.ts';
 import { collectUrls, extractCashtags, extractHashtags, extractMentions, isMediaEntity } from './text-entities.ts';
 
@@ -61,14 +63,34 @@ const NO_EMBEDDED: { id: string | null; tweet: CanonicalTweet | null } = Object.
  * An embedded quoted/retweeted tweet: when the object parses as a full v3 tweet (and the chain is
  * not too deep) it is normalised, otherwise only its id is kept.
  */
-function embeddedV3(raw: unknown, depth: number): { id: string | null; tweet: CanonicalTweet | null } {
+function embeddedV3(raw: unknown, depth: number, parts: Quarantined[] | undefined): { id: string | null; tweet: CanonicalTweet | null } {
   if (raw === null || raw === undefined) return NO_EMBEDDED;
   if (depth <= MAX_EMBEDDED_DEPTH) {
     const full = tweetV3Schema.safeParse(raw);
-    if (full.success) return { id: full.data.id, tweet: normalizeTweetV3(full.data, raw, depth) };
+    if (full.success) return { id: full.data.id, tweet: normalizeTweetV3(full.data, raw, parts, depth) };
   }
   const id = idSchema.safeParse(field(raw, 'id'));
   return { id: id.success ? id.data : null, tweet: null };
+}
+
+/**
+ * The embedded author of a v3 tweet, validated on its own: when it does not parse as a v3 User the
+ * tweet loses the profile, not itself. The profile goes to `parts` (the page's quarantine) with
+ * the reason; the tweet's raw keeps it as it came.
+ */
+function authorV3(raw: unknown, tweetId: string, parts: Quarantined[] | undefined): CanonicalUser | null {
+  if (raw === null || raw === undefined) return null;
+  const parsed = userV3Schema.safeParse(raw);
+  if (parsed.success) return normalizeUserV3(parsed.data, raw);
+  parts?.push({ reason: `author of tweet ${tweetId}: ${describeIssues(parsed.error)}`, payload: raw });
+  return null;
+}
+
+/** The id of an author whose profile was refused, when that id itself is valid. */
+function refusedAuthorId(raw: unknown): string | null {
+  if (raw === null || raw === undefined) return null;
+  const id = idSchema.safeParse(field(raw, 'id'));
+  return id.success ? id.data : null;
 }
 
 type SharedCounts = { [K in keyof typeof sharedTweetCounts]: number | null };
@@ -90,19 +112,21 @@ function authored(author: CanonicalUser | null): Pick<CanonicalTweet, 'author' |
 }
 
 /**
- * `depth` is 0 for a page's own tweet and counts embedding levels below it. One literal in the
+ * `parts` takes an author refused on its own (authorV3). `depth` is 0 for a page's own tweet and
+ * counts embedding levels below it. One literal in the
  * canonical key order (no spread of helper objects): 20 of these a page, plus their authors.
  */
-export function normalizeTweetV3(tweet: TweetV3, raw: unknown, depth = 0): CanonicalTweet {
+export function normalizeTweetV3(tweet: TweetV3, raw: unknown, parts?: Quarantined[], depth = 0): CanonicalTweet {
   const entities = tweet.entities ? entitiesOf(tweet.entities) : [];
-  const author: CanonicalUser | null = tweet.user ? normalizeUserV3(tweet.user, field(raw, 'user')) : null;
-  const quoted = embeddedV3(field(raw, 'quoted_status'), depth + 1);
-  const retweeted = embeddedV3(field(raw, 'retweeted_status'), depth + 1);
+  const userRaw = field(raw, 'user');
+  const author = authorV3(userRaw, tweet.id, parts);
+  const quoted = embeddedV3(field(raw, 'quoted_status'), depth + 1, parts);
+  const retweeted = embeddedV3(field(raw, 'retweeted_status'), depth + 1, parts);
   const fullText = tweet.full_text ?? '';
   const inReplyToTweetId = idOrNull(tweet.in_reply_to_tweet_id);
   return {
     id: tweet.id,
-    authorId: author === null ? null : author.id,
+    authorId: author === null ? refusedAuthorId(userRaw) : author.id,
     author,
     fullText,
     createdAt: tweet.created_at,

@@ -15,13 +15,22 @@ export interface Page<T> {
   items: T[];
   /** null on the last page (null, absent or empty next_cursor). */
   nextCursor: string | null;
+  /** Items refused whole. */
   quarantined: Quarantined[];
+  /**
+   * Parts of items that were kept without them (a tweet's author whose profile the user schema
+   * refused): quarantined too, but not items of the page.
+   */
+  refusedParts?: Quarantined[];
 }
 
-/** How one item becomes a T: a schema for the wire shape and a normaliser fed the original item. */
+/**
+ * How one item becomes a T: a schema for the wire shape and a normaliser fed the original item.
+ * A normaliser that drops a part it cannot read (and keeps the item) reports it in `parts`.
+ */
 export interface ItemReader<S extends z.ZodType, T> {
   schema: S;
-  normalize: (parsed: z.output<S>, raw: unknown) => T;
+  normalize: (parsed: z.output<S>, raw: unknown, parts: Quarantined[]) => T;
 }
 
 export class EnvelopeError extends Error {
@@ -82,23 +91,29 @@ function errorText(error: unknown): string {
 }
 
 /** Validates and normalises one item; any failure is a reason, never a throw. */
-function readItem<S extends z.ZodType, T>(item: unknown, reader: ItemReader<S, T>): { value: T } | Quarantined {
+function readItem<S extends z.ZodType, T>(item: unknown, reader: ItemReader<S, T>, parts: Quarantined[]): { value: T } | Quarantined {
   if (nestsDeeperThan(item, MAX_ITEM_DEPTH)) {
     return { reason: `nesting deeper than ${MAX_ITEM_DEPTH} levels`, payload: quarantinePayload(item, true) };
   }
   const parsed = reader.schema.safeParse(item);
   if (!parsed.success) return { reason: describeIssues(parsed.error), payload: item };
+  const partsBefore = parts.length;
   try {
-    return { value: reader.normalize(parsed.data, item) };
+    return { value: reader.normalize(parsed.data, item, parts) };
   } catch (error) {
-    // A normaliser bug or a value the schema let through must cost this item, not its page.
+    // A normaliser bug or a value the schema let through must cost this item, not its page. The
+    // item is quarantined whole, so the parts it refused before failing are not kept twice.
+    parts.length = partsBefore;
     return { reason: `could not normalise: ${errorText(error)}`, payload: item };
   }
 }
 
-/** Validates one whole object (non-paged answers); throws EnvelopeError when it does not fit. */
+/**
+ * Validates one whole object (non-paged answers); throws EnvelopeError when it does not fit. A part
+ * the normaliser refuses (a tweet's author) is left out of the value, as on a page, and not kept.
+ */
 export function readOne<S extends z.ZodType, T>(json: unknown, reader: ItemReader<S, T>): T {
-  const read = readItem(json, reader);
+  const read = readItem(json, reader, []);
   if ('value' in read) return read.value;
   throw new EnvelopeError(read.reason);
 }
@@ -106,12 +121,18 @@ export function readOne<S extends z.ZodType, T>(json: unknown, reader: ItemReade
 export function readItems<S extends z.ZodType, T>(items: readonly unknown[], reader: ItemReader<S, T>): Omit<Page<T>, 'nextCursor'> {
   const out: T[] = [];
   const quarantined: Quarantined[] = [];
+  const refusedParts: Quarantined[] = [];
   for (const item of items) {
-    const read = readItem(item, reader);
+    const read = readItem(item, reader, refusedParts);
     if ('value' in read) out.push(read.value);
     else quarantined.push(read);
   }
-  return { items: out, quarantined };
+  return { items: out, quarantined, refusedParts };
+}
+
+/** What a page puts in quarantine: the items refused whole, then the parts of kept items. */
+export function quarantineOf(page: Pick<Page<unknown>, 'quarantined' | 'refusedParts'>): Quarantined[] {
+  return page.refusedParts && page.refusedParts.length > 0 ? [...page.quarantined, ...page.refusedParts] : page.quarantined;
 }
 
 /** `{<itemsKey>: [...], next_cursor}`; `itemsKeys` lists accepted names, the first present wins. */

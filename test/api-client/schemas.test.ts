@@ -8,7 +8,7 @@ import { basicAccountSchema, newFollowerSchema } from '../../src/api-client/sche
 import { usageSchema } from '../../src/api-client/schemas/usage.ts';
 import { checkQuotedSchema } from '../../src/api-client/schemas/check.ts';
 import { spaceSchema } from '../../src/api-client/schemas/space.ts';
-import { readOne } from '../../src/api-client/page.ts';
+import { readOne, readPage } from '../../src/api-client/page.ts';
 import { tweetV3Reader, userV3Reader } from '../../src/api-client/readers.ts';
 import { BIG_TWEET_ID, tweetV2, tweetV3, userV3 } from './fixtures.ts';
 
@@ -115,6 +115,20 @@ describe('lenient fields', () => {
     expect(tweet.retweetedTweetId).toBeNull();
     const withId = tweetV3({ quoted_status: { id: '1900000000000000001' } });
     expect(normalizeTweetV3(tweetV3Schema.parse(withId), withId).quotedTweetId).toBe('1900000000000000001');
+  });
+
+  it('an author the user schema refuses costs the profile, not the tweet; a valid author id is kept', () => {
+    const badPinned = tweetV3({ user: userV3({ pinned_tweet_ids: [Number(BIG_TWEET_ID)] }) });
+    const page = readPage({ tweets: [badPinned], next_cursor: null }, ['tweets'], tweetV3Reader);
+    expect(page.quarantined).toEqual([]);
+    expect(page.items[0]).toMatchObject({ id: badPinned.id, author: null, authorId: userV3().id });
+    expect(page.items[0]!.raw).toBe(badPinned);
+    // No usable id either: the tweet still stands, without an author.
+    const noId = tweetV3({ user: { id: 42, username: 'x' } });
+    expect(readOne(noId, tweetV3Reader)).toMatchObject({ author: null, authorId: null });
+    expect(readOne(tweetV3({ user: 'unresolved' }), tweetV3Reader)).toMatchObject({ author: null, authorId: null });
+    // A valid author is read in full, as before.
+    expect(readOne(tweetV3(), tweetV3Reader).author).toMatchObject({ id: userV3().id, source: 'v3' });
   });
 
   it('keeps unknown fields in raw (the parsed object drops them: it is read, raw is stored)', () => {

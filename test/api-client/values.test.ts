@@ -9,10 +9,10 @@ import { InputError } from '../../src/errors.ts';
 import { numericIdInput, userIdInput, validateInput } from '../../src/api-client/input.ts';
 import { parseJsonBody, quoteIntegerCursors } from '../../src/api-client/json-body.ts';
 import { MAX_EMBEDDED_DEPTH } from '../../src/api-client/normalize.ts';
-import { MAX_ITEM_DEPTH, nestsDeeperThan, readOne, readPage, EnvelopeError } from '../../src/api-client/page.ts';
+import { MAX_ITEM_DEPTH, nestsDeeperThan, quarantineOf, readOne, readPage, EnvelopeError } from '../../src/api-client/page.ts';
 import { tweetV3Reader, userV3Reader } from '../../src/api-client/readers.ts';
 import { countSchema, idSchema, isCanonicalId } from '../../src/api-client/schemas/common.ts';
-import { BIG_TWEET_ID, tweetV3, userV3 } from './fixtures.ts';
+import { BIG_TWEET_ID, BIG_USER_ID, tweetV3, userV3 } from './fixtures.ts';
 
 describe('ids are canonical positive int64 decimal strings', () => {
   it('accepts 1 through 9223372036854775807', () => {
@@ -36,19 +36,33 @@ describe('ids are canonical positive int64 decimal strings', () => {
     expect(validateInput(userIdInput, '9223372036854775807', 'GET /v3/info')).toBe('9223372036854775807');
   });
 
-  it('quarantines a tweet whose id, reply id, conversation id or pinned id is not canonical, and keeps its page', () => {
+  it('quarantines a tweet whose id, reply id or conversation id is not canonical, and keeps its page', () => {
     const bad = [
       tweetV3({ id: '01' }),
       tweetV3({ id: '0' }),
       tweetV3({ in_reply_to_tweet_id: '-3' }),
       tweetV3({ conversation_id_str: '9'.repeat(30) }),
-      tweetV3({ user: userV3({ id: '9223372036854775808' }) }),
-      tweetV3({ user: userV3({ pinned_tweet_ids: ['00012'] }) }),
     ];
     const page = readPage({ tweets: [tweetV3(), ...bad], next_cursor: 'c' }, ['tweets'], tweetV3Reader);
     expect(page.items.map((t) => t.id)).toEqual([BIG_TWEET_ID]);
     expect(page.quarantined.map((q) => q.payload)).toEqual(bad);
+    expect(page.refusedParts).toEqual([]);
     expect(page.nextCursor).toBe('c');
+  });
+
+  it("quarantines an author whose id or pinned id is not canonical, and keeps the tweet without the profile", () => {
+    const badId = userV3({ id: '9223372036854775808' });
+    const badPinned = userV3({ pinned_tweet_ids: ['00012'] });
+    const tweets = [tweetV3({ id: '1951234567890123001', user: badId }), tweetV3({ id: '1951234567890123002', user: badPinned })];
+    const page = readPage({ tweets, next_cursor: 'c' }, ['tweets'], tweetV3Reader);
+    expect(page.quarantined).toEqual([]);
+    expect(page.items.map((t) => [t.id, t.author, t.authorId])).toEqual([
+      ['1951234567890123001', null, null],
+      ['1951234567890123002', null, BIG_USER_ID],
+    ]);
+    expect(page.refusedParts?.map((q) => q.payload)).toEqual([badId, badPinned]);
+    expect(page.refusedParts?.[1]?.reason).toMatch(/^author of tweet 1951234567890123002: pinned_tweet_ids\.0: /);
+    expect(quarantineOf(page).map((q) => q.payload)).toEqual([badId, badPinned]);
   });
 });
 

@@ -9,7 +9,9 @@
  * quoted_status / retweeted_status are full v3 Tweets in production but a placeholder in the
  * spec, so they are not validated here: normalize.ts reads one as a full tweet when it is one
  * (down to MAX_EMBEDDED_DEPTH), keeps only its id when that is valid, and otherwise drops the
- * embedded part, never the tweet that carries it.
+ * embedded part, never the tweet that carries it. The author (`user`) is read the same way, on its
+ * own with userV3Schema: a profile field it refuses (a malformed pinned id, an unreadable
+ * `created_at`) costs the profile, not the tweet, which keeps the author's id when that is valid.
  */
 import { z } from 'zod';
 import {
@@ -21,7 +23,6 @@ import {
   plainText,
   timestampSchema,
 } from './common.ts';
-import { userV3Schema } from './user-v3.ts';
 
 export const tweetV3Schema = z.object({
   id: idSchema,
@@ -43,7 +44,7 @@ export const tweetV3Schema = z.object({
   entities: plainEntitiesSchema,
   quoted_status: z.unknown().optional(),
   retweeted_status: z.unknown().optional(),
-  user: userV3Schema.nullish(),
+  user: z.unknown().optional(),
 });
 
 export type TweetV3 = z.infer<typeof tweetV3Schema>;

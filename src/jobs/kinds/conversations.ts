@@ -14,6 +14,7 @@
  * submitConversations rather than submitJob.
  */
 import { z } from 'zod';
+import { quarantineOf } from '../../api-client/index.ts';
 import type { Pool, Queryable } from '../../store/db.ts';
 import { withTransaction } from '../../store/db.ts';
 import { conversationRoots, missingParents, storedTweetIds } from '../../store/conversations.ts';
@@ -76,7 +77,7 @@ export const conversationParentsSlice: SliceHandler<ConversationsJobParams> = {
       tweets: page.items,
       users: [],
       nextCursor: more ? JSON.stringify({ page: at.page + 1, gone } satisfies ParentsCursor) : null,
-      quarantined: page.quarantined,
+      quarantined: quarantineOf(page),
       itemCount: page.items.length + page.quarantined.length,
     };
   },

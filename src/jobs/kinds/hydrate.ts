@@ -1,5 +1,6 @@
 /** Tweets by id, 100 a request (/v3/tweet-info-bulk): one slice per hundred ids. */
 import { z } from 'zod';
+import { quarantineOf } from '../../api-client/index.ts';
 import type { JobKind, SliceHandler, SliceSpec } from '../kind.ts';
 import { snowflakeId as tweetId } from './ids.ts';
 
@@ -38,7 +39,7 @@ export const hydrateSlice: SliceHandler<HydrateSlice> = {
       tweets: page.items,
       users: [],
       nextCursor: null,
-      quarantined: page.quarantined,
+      quarantined: quarantineOf(page),
       itemCount: page.items.length + page.quarantined.length,
     };
   },

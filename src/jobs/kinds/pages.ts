@@ -1,6 +1,6 @@
 /** Turns the client's pages into the runner's FetchedPage. */
 import type { CanonicalTweet, CanonicalUser } from '../../api-client/canonical.ts';
-import type { Page } from '../../api-client/index.ts';
+import { quarantineOf, type Page } from '../../api-client/index.ts';
 import type { FetchedPage, PageEdges } from '../kind.ts';
 import { msOfId } from '../time-slices.ts';
 
@@ -10,7 +10,7 @@ export function tweetPage(endpoint: string, page: Page<CanonicalTweet>): Fetched
     tweets: page.items,
     users: [],
     nextCursor: page.nextCursor,
-    quarantined: page.quarantined,
+    quarantined: quarantineOf(page),
     itemCount: page.items.length + page.quarantined.length,
   };
 }
@@ -28,7 +28,7 @@ export function userPage(
     userRole: role,
     ...(edge ? { edges: [{ ...edge, userIds: page.items.map((u) => u.id) }] } : {}),
     nextCursor: page.nextCursor,
-    quarantined: page.quarantined,
+    quarantined: quarantineOf(page),
     itemCount: page.items.length + page.quarantined.length,
   };
 }
