@@ -260,10 +260,32 @@ export function parseNonNegativeInt(s: string, option: string, opts: { max?: num
 }
 export const parseConcurrency = (s: string, option = '--concurrency'): number => parsePositiveInt(s, option, { max: 256 });
 
+/**
+ * The first whole day whose tweets carry their creation time in their ids (the id epoch is
+ * 2010-11-04T01:42:54.657Z): date ranges are cut into `since_id:`/`max_id:` bounds, and an earlier
+ * date has no id (it would come out negative, and the service refuses the query).
+ */
+export const FIRST_ID_DAY = '2010-11-05';
+const DAY_MS = 86_400_000;
+
+/**
+ * A `--since`/`--until` date harvest can turn into tweet ids. A `--since` may be tomorrow (in UTC:
+ * a user east of UTC may already live in it) but no later: a later one would select nothing yet,
+ * and far ahead its id would not fit in 64 bits.
+ */
+export function parseRangeDate(s: string, option: '--since' | '--until', now = Date.now()): ParsedDate {
+  const d = parseDate(s, option);
+  if (d.value < FIRST_ID_DAY) {
+    throw new InputError(`${option} ${d.value} is before ${FIRST_ID_DAY}: harvest cuts date ranges by tweet id, and only tweets from 2010-11-04 on carry their time in it`);
+  }
+  if (option === '--since' && d.date.getTime() > now + DAY_MS) throw new InputError(`${option} ${d.value} is in the future: there is nothing to harvest yet`);
+  return d;
+}
+
 /** `--since` is inclusive and `--until` exclusive, so equal dates would select nothing. */
 export function parseDateRange(since?: string, until?: string): { since?: ParsedDate; until?: ParsedDate } {
-  const from = since === undefined ? undefined : parseDate(since, '--since');
-  const to = until === undefined ? undefined : parseDate(until, '--until');
+  const from = since === undefined ? undefined : parseRangeDate(since, '--since');
+  const to = until === undefined ? undefined : parseRangeDate(until, '--until');
   if (from && to && from.date >= to.date) {
     throw new InputError(`--since ${from.value} must be before --until ${to.value} (--until is exclusive)`);
   }

@@ -5,7 +5,7 @@
  */
 import type { Pool } from '../store/db.ts';
 import { withTransaction } from '../store/db.ts';
-import { createJob, insertSlices } from '../store/jobs.ts';
+import { completeEmptyJob, createJob, insertSlices } from '../store/jobs.ts';
 import { startWatchPassIn } from '../store/watches.ts';
 import type { PlanContext } from './kind.ts';
 import type { HarvestQueues } from './queue.ts';
@@ -50,6 +50,9 @@ export async function submitJob(deps: SubmitDeps, input: SubmitInput): Promise<{
       );
       if (first?.started) created.push({ id: first.sliceId, priority: first.priority });
     }
+    // Nothing to walk (a range that ends before it starts: `--since` later than now) and no watch
+    // to run passes later: the job ends here, or it would wait as `queued` for a slice forever.
+    if (created.length === 0) await completeEmptyJob(client, id, 'nothing to harvest: the planned range is empty');
     return { jobId: id, queued: created };
   });
   if (input.maxRequests !== undefined) await deps.budgets.setBudget(jobId, input.maxRequests);

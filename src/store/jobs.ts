@@ -3,6 +3,7 @@
  * states.ts; the jobs engine decides the transitions.
  */
 import type { Queryable } from './db.ts';
+import { addJobEndedEvent } from './outbox.ts';
 import { requestColumns, type RequestRecord } from './requests.ts';
 import { compareIds } from './page-rows.ts';
 import { JobPriority, JobStatus } from './states.ts';
@@ -69,6 +70,21 @@ export async function createJob(db: Queryable, job: NewJob): Promise<string> {
     [job.kind, JSON.stringify(job.params ?? {}), job.priority ?? 'backfill', job.maxRequests ?? null, job.status ?? JobStatus.QUEUED],
   );
   return rows[0]!.id;
+}
+
+/**
+ * Completes a job that planned no slice, unless it has a watch (whose passes come later), in the
+ * transaction that created it; its end is announced like any other's.
+ */
+export async function completeEmptyJob(db: Queryable, jobId: string, note: string): Promise<void> {
+  const { rowCount } = await db.query(
+    `UPDATE jobs SET status = 'completed', note = $2, finished_at = now(), updated_at = now()
+      WHERE id = $1::bigint AND status = 'queued'
+        AND NOT EXISTS (SELECT 1 FROM watches w WHERE w.job_id = $1::bigint)
+        AND NOT EXISTS (SELECT 1 FROM job_slices s WHERE s.job_id = $1::bigint)`,
+    [jobId, note],
+  );
+  if ((rowCount ?? 0) > 0) await addJobEndedEvent(db, jobId, 'completed');
 }
 
 export async function getJob(db: Queryable, id: string): Promise<JobRow | null> {

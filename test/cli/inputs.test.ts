@@ -6,6 +6,7 @@ import {
   parseConcurrency,
   parseDate,
   parseDateRange,
+  parseRangeDate,
   parseEvery,
   parseFormat,
   parseHandle,
@@ -187,6 +188,20 @@ describe('valid CLI inputs', () => {
   ])('refuses --since %s with --until %s, naming both', (since, until) => {
     const error = rejection(() => parseDateRange(since, until));
     expect(error.message).toBe(`--since ${since} must be before --until ${until} (--until is exclusive)`);
+  });
+
+  it('refuses a date tweet ids cannot carry, and a --since later than tomorrow', () => {
+    expect(rejection(() => parseDateRange('2010-11-04')).message).toBe(
+      '--since 2010-11-04 is before 2010-11-05: harvest cuts date ranges by tweet id, and only tweets from 2010-11-04 on carry their time in it',
+    );
+    expect(rejection(() => parseDateRange(undefined, '2009-01-01')).message).toMatch(/^--until 2009-01-01 is before 2010-11-05: /);
+    expect(parseDateRange('2010-11-05').since?.value).toBe('2010-11-05');
+    const now = Date.parse('2026-11-24T23:30:00Z');
+    // Tomorrow in UTC is today east of it: accepted (the job finds its range empty and completes).
+    expect(parseRangeDate('2026-11-25', '--since', now).value).toBe('2026-11-25');
+    expect(rejection(() => parseRangeDate('2026-11-26', '--since', now)).message).toBe('--since 2026-11-26 is in the future: there is nothing to harvest yet');
+    // --until may lie ahead: the plan ends the range at now.
+    expect(parseRangeDate('2030-01-01', '--until', now).value).toBe('2030-01-01');
   });
 
   it('names the bad end of a date range', () => {

@@ -62,6 +62,30 @@ describe('runner edge cases', () => {
     expect(after.highWatermarkId).toBe(newest);
   });
 
+  it('a search whose range is empty (--since tomorrow) completes at once instead of waiting as queued forever', async () => {
+    const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
+    const jobId = await h.submit({ kind: 'search', params: { query: 'lang:en', since: tomorrow } });
+    const snap = await jobSnapshot(h.services.pool, jobId);
+    expect({ status: snap?.status, note: snap?.note, requests: snap?.requests }).toEqual({
+      status: 'completed', note: 'nothing to harvest: the planned range is empty', requests: 0,
+    });
+    const { rows } = await h.services.pool.query<{ type: string }>('SELECT type FROM outbox WHERE job_id = $1', [jobId]);
+    expect(rows.map((r) => r.type)).toEqual(['job.completed']);
+    // A watch with the same range is not ended: its passes come later.
+    const watch = await h.submit({ kind: 'search', params: { query: 'lang:en', since: tomorrow, everySeconds: 3600 } });
+    expect((await jobSnapshot(h.services.pool, watch))?.status).not.toBe('completed');
+  });
+
+  it('a search --until ahead of now is planned up to now, not into empty days', async () => {
+    const jobId = await h.submit({ kind: 'search', params: { query: 'lang:en', since: '2026-10-01', until: '2099-01-01' } });
+    const { rows } = await h.services.pool.query<{ until_ms: string }>(
+      `SELECT max((params->>'untilMs')::bigint)::text AS until_ms FROM job_slices WHERE job_id = $1`,
+      [jobId],
+    );
+    expect(Number(rows[0]!.until_ms)).toBeLessThanOrEqual(Date.now());
+    expect(Number(rows[0]!.until_ms)).toBeGreaterThan(Date.now() - 60_000);
+  });
+
   it('a job whose last slice ended while it was paused completes on resume', async () => {
     const jobId = await h.submit({ kind: 'community', params: { communityId: h.sim.world.communities[0]!.id } });
     const { rows } = await h.services.pool.query<{ id: string }>('SELECT id::text FROM job_slices WHERE job_id = $1', [jobId]);

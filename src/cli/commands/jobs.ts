@@ -23,8 +23,8 @@ import {
   assertNoTimeOperators,
   parseCommunityRef,
   parseConcurrency,
-  parseDate,
   parseDateRange,
+  parseRangeDate,
   parseEvery,
   parseHandle,
   parseHydrateLines,
@@ -159,7 +159,7 @@ export function registerJobCommands(program: Command, state: CliState): void {
       minLikes: o.minLikes === undefined ? undefined : parseNonNegativeInt(o.minLikes, '--min-likes'),
       minRetweets: o.minRetweets === undefined ? undefined : parseNonNegativeInt(o.minRetweets, '--min-retweets'),
       minReplies: o.minReplies === undefined ? undefined : parseNonNegativeInt(o.minReplies, '--min-replies'),
-      since: o.since === undefined ? undefined : parseDate(o.since, '--since').value,
+      since: o.since === undefined ? undefined : parseRangeDate(o.since, '--since').value,
       full: o.full === true ? true : undefined,
     };
     const common = parseCommon(o);

@@ -90,7 +90,9 @@ export const searchJob: JobKind<SearchJobParams> = {
   priority: 'backfill',
   plan(params, ctx) {
     checkSearchJob(params);
-    const untilMs = params.until ? dayMs(params.until) : ctx.now.getTime();
+    // Nothing is posted after now: a later --until would only add empty slices (and, decades
+    // ahead, a max_id beyond 64 bits).
+    const untilMs = params.until ? Math.min(dayMs(params.until), ctx.now.getTime()) : ctx.now.getTime();
     const base = { query: params.query, order: params.order };
     // A watch without --since has no backfill: its first pass (started by submitJob) reads back.
     if (!params.since && params.everySeconds !== undefined) return [];
