@@ -22,6 +22,7 @@ import type { CanonicalTweet, CanonicalUser } from '../api-client/canonical.ts';
 import { isConflictAbort, plainArray, SqlState, sqlState, withPipelinedTransaction, type PipelinedTransaction, type Pool, type PoolClient, type QueryResult } from './db.ts';
 import { upsertEdges, type EdgeBatch } from './edges.ts';
 import { StaleSliceError } from './errors.ts';
+import { SliceEndReason } from './slice-ends.ts';
 import { LIVE_JOB_STATUSES } from './states.ts';
 import { collectPage, compareIds, idRange, mergeCollected, type CollectedPage } from './page-rows.ts';
 import { insertQuarantine, type QuarantineRecord } from './requests.ts';
@@ -93,10 +94,20 @@ export interface SliceAfterCommit {
   jobTweets: number;
 }
 
+/**
+ * A slice a page may still land on: a live one, or one its job ended because the --max-requests
+ * budget was spent or --max-tweets was reached while other walks had pages in flight. Those pages
+ * were paid for (sent before the refusal, inside the budget), so they are stored, under the same
+ * cursor and lease guard; the slice stays done and the job completed (the advance changes a
+ * slice's status only while its job is live). A cancelled or failed slice takes no page.
+ */
+const WRITABLE = (alias: string): string =>
+  `(${alias}.status IN ('pending', 'running') OR (${alias}.status = 'done' AND ${alias}.end_reason IN ('${SliceEndReason.BUDGET}', '${SliceEndReason.MAX_TWEETS}')))`;
+
 // Every page's guard in one statement; rows are locked in id order (LockRows runs above the sort).
 const LOCK_SLICES_SQL = `SELECT s.id::text AS id FROM job_slices s
   JOIN unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[]) AS g(id, job_id, cursor, lease)
-    ON s.id = g.id AND s.job_id = g.job_id AND s.cursor IS NOT DISTINCT FROM g.cursor AND s.status IN ('pending', 'running')
+    ON s.id = g.id AND s.job_id = g.job_id AND s.cursor IS NOT DISTINCT FROM g.cursor AND ${WRITABLE('s')}
     AND (g.lease IS NULL OR s.lease IS NOT DISTINCT FROM g.lease)
   ORDER BY s.id
   FOR UPDATE OF s`;
@@ -173,7 +184,7 @@ s AS (
     updated_at = now(),
     finished_at = CASE WHEN gn.status = 'done' THEN coalesce(js.finished_at, now()) ELSE js.finished_at END
   FROM gn JOIN jobs jb ON jb.id = gn.job_id
-  WHERE js.id = gn.slice_id AND js.job_id = gn.job_id AND js.cursor IS NOT DISTINCT FROM gn.expected AND js.status IN ('pending', 'running')
+  WHERE js.id = gn.slice_id AND js.job_id = gn.job_id AND js.cursor IS NOT DISTINCT FROM gn.expected AND ${WRITABLE('js')}
     AND (gn.lease IS NULL OR js.lease IS NOT DISTINCT FROM gn.lease)
   RETURNING js.id, js.job_id, js.stale_pages, js.cursor, js.status, js.lease, js.params, js.pages, js.empty_pages, js.recent_cursors
 ),

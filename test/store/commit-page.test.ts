@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commitPage } from '../../src/store/commit-page.ts';
 import { StaleSliceError } from '../../src/store/errors.ts';
 import { getJob } from '../../src/store/jobs.ts';
+import { endJob } from '../../src/store/job-runtime.ts';
+import { SliceEndReason } from '../../src/store/slice-ends.ts';
 import { getSlice } from '../helpers/store-rows.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 import { idSequence, makeTweet, makeUser, newSlices, pageOf } from './fixtures.ts';
@@ -24,6 +26,8 @@ async function newSlice(): Promise<{ jobId: string; sliceId: string }> {
 }
 
 const page = pageOf;
+
+const request = () => ({ endpoint: 'GET /v3/search-tweets', keyFingerprint: 'k_test', status: 200, durationMs: 5, at: new Date() });
 
 async function one<T>(sql: string, params: unknown[] = []): Promise<T> {
   const { rows } = await db.pool.query(sql, params);
@@ -169,6 +173,31 @@ describe('commitPage', () => {
     expect(done).toMatchObject({ status: 'done', cursor: null });
     expect(done?.finishedAt).toBeInstanceOf(Date);
     await expect(commitPage(db.pool, page(slice, { expectedCursor: null }))).rejects.toMatchObject({ code: 'STALE_SLICE' });
+  });
+
+  it.each([SliceEndReason.BUDGET, SliceEndReason.MAX_TWEETS])(
+    'stores a page in flight when its job ended (%s) meanwhile: paid for, under the same guard; the slice stays done',
+    async (reason) => {
+      const { jobId, sliceIds } = await newSlices(db.pool, 2, { lease: 'walk-1' });
+      const [walking, other] = sliceIds as [string, string];
+      await commitPage(db.pool, page({ jobId, sliceId: walking }, { lease: 'walk-1', requests: [request()] }));
+      await endJob(db.pool, jobId, 'stopped', reason);
+      const inFlight = makeTweet(id(), makeUser(id('550')));
+      await commitPage(db.pool, page({ jobId, sliceId: walking }, { lease: 'walk-1', expectedCursor: 'c1', nextCursor: 'c2', tweets: [inFlight], requests: [request()] }));
+      expect((await one<{ n: number }>(`SELECT count(*)::int AS n FROM tweets WHERE id = $1::bigint`, [inFlight.id])).n).toBe(1);
+      expect(await getSlice(db.pool, walking)).toMatchObject({ status: 'done', cursor: 'c2', pages: 2 });
+      expect(await getJob(db.pool, jobId)).toMatchObject({ status: 'completed', pages: 2, tweets: 1, requestsSpent: 2 });
+      // The guard still holds: another cursor, another lease, a slice never walked.
+      await expect(commitPage(db.pool, page({ jobId, sliceId: walking }, { lease: 'walk-1', expectedCursor: 'c1' }))).rejects.toBeInstanceOf(StaleSliceError);
+      await expect(commitPage(db.pool, page({ jobId, sliceId: walking }, { lease: 'walk-2', expectedCursor: 'c2' }))).rejects.toBeInstanceOf(StaleSliceError);
+      expect(await getSlice(db.pool, other)).toMatchObject({ status: 'done', pages: 0 });
+    },
+  );
+
+  it('refuses a page for a slice its job cancelled', async () => {
+    const { jobId, sliceIds } = await newSlices(db.pool, 1, { lease: 'walk-1' });
+    await db.pool.query(`UPDATE job_slices SET status = 'cancelled' WHERE id = $1::bigint`, [sliceIds[0]]);
+    await expect(commitPage(db.pool, page({ jobId, sliceId: sliceIds[0]! }, { lease: 'walk-1' }))).rejects.toBeInstanceOf(StaleSliceError);
   });
 
   it('lets exactly one of two concurrent commits of the same cursor win', async () => {
