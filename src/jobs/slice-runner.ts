@@ -285,6 +285,18 @@ async function commitAndDecide(
     }
     await accountAttempts(deps.pool, slice, attempts);
     const now = await loadSliceForRun(deps.pool, slice.id);
+    // This page's own commit landed: a batch whose COMMIT answer was lost (the connection dropped
+    // after Postgres committed) is written again page by page, and each page then finds its slice
+    // already at its next cursor, under this walk's lease. Go on from it as from any commit: keep
+    // the page fetched ahead, and end a finished slice (its job would otherwise stay running).
+    if (now && now.lease === lease && now.cursor === next) {
+      if (next !== null && now.status === SliceStatus.RUNNING && isLiveJobStatus(now.job.status)) return { kind: 'next', slice: now };
+      if (next === null && now.status === SliceStatus.DONE) {
+        await finishSlice(deps.pool, { sliceId: slice.id, jobId: slice.jobId, status: 'done', lease });
+        await refill(slice, deps, log);
+        return { kind: 'stop', outcome: { kind: 'done' } };
+      }
+    }
     if (now && now.lease === lease && now.status === SliceStatus.RUNNING && isLiveJobStatus(now.job.status)) {
       // Still this walk's slice, but its cursor is not the one this walk committed last: the
       // last commits were lost (asynchronous commit, Postgres crashed). Walk on from the record.

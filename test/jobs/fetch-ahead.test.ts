@@ -11,6 +11,7 @@ import { reconcile } from '../../src/jobs/reconcile.ts';
 import { runSlice, type SliceRunnerDeps } from '../../src/jobs/slice-runner.ts';
 import { commitPageAlone, type PageCommit } from '../../src/store/commit-page.ts';
 import type { CommitOptions } from '../../src/store/group-commit.ts';
+import { StaleSliceError } from '../../src/store/errors.ts';
 import { setJobControl } from '../../src/store/job-control.ts';
 import { jobTweetIds, useHarness } from '../helpers/harness.ts';
 import { requestsRecorded, runnerDeps } from '../helpers/slice-runner.ts';
@@ -185,6 +186,30 @@ describe('walks that fetch ahead of their commits', () => {
     expect(served() - start).toBe(seen.length);
     expect(await getSlice(h.services.pool, sliceId)).toMatchObject({ pages: seen.length, status: 'done' });
     expect(await recorded(jobId)).toEqual({ logged: seen.length, spent: seen.length });
+    expect(await jobTweetIds(h, jobId)).toEqual(expected);
+  });
+
+  it('a commit that landed but answered stale (its batch lost the COMMIT answer and re-ran page by page): the walk goes on, nothing fetched twice, the job completes', { timeout: 30_000 }, async () => {
+    const expected = expectedSearchIds(h.sim.world, QUERY);
+    const { jobId, sliceId } = await searchJob();
+    const start = served();
+    let commits = 0;
+    let last = false;
+    const commit = async (page: PageCommit) => {
+      const committed = await commitPageAlone(h.services.pool, page);
+      commits++;
+      last = page.nextCursor === null;
+      // The second page and the last one: written, then reported stale, as the re-run finds them.
+      if (commits === 2 || last) throw new StaleSliceError(page.sliceId, page.expectedCursor);
+      return committed;
+    };
+    expect(await runSlice(sliceId, runnerDeps(h.services, { commit }))).toEqual({ kind: 'done' });
+    expect(last).toBe(true);
+    // No page was requested again, none committed twice, and the job did not stay running.
+    expect(served() - start).toBe(commits);
+    expect(await getSlice(h.services.pool, sliceId)).toMatchObject({ pages: commits, status: 'done' });
+    expect((await h.services.pool.query('SELECT status FROM jobs WHERE id = $1::bigint', [jobId])).rows[0]).toEqual({ status: 'completed' });
+    expect(await recorded(jobId)).toEqual({ logged: commits, spent: commits });
     expect(await jobTweetIds(h, jobId)).toEqual(expected);
   });
 });
