@@ -14,10 +14,13 @@ import { keyFingerprint } from './key-fingerprint.ts';
 
 export const DEFAULT_BASE_URL = 'https://api.sorsa.io';
 
-/** True for 127.0.0.0/8, ::1 and localhost: the only hosts allowed over plain http. */
+/**
+ * True for 127.0.0.0/8, ::1 and localhost: the only hosts allowed over plain http. Not a
+ * `*.localhost` name: the resolver may send it to DNS, and the API key would travel in clear.
+ */
 export function isLoopbackHost(hostname: string): boolean {
   const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  if (host === 'localhost' || host === '::1' || host.endsWith('.localhost')) return true;
+  if (host === 'localhost' || host === '::1') return true;
   return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }
 
@@ -92,6 +95,9 @@ const keyList = z
   });
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+/** A whole number ≥ 0 written as one: a blank value is refused, not read as 0 (as coercion would). */
+const nonNegativeInt = (fallback: number) =>
+  z.string().trim().regex(/^\d{1,15}$/, 'expected a whole number').transform(Number).default(fallback);
 
 const EnvSchema = z.object({
   HARVEST_BASE_URL: z.string().default(DEFAULT_BASE_URL),
@@ -102,7 +108,7 @@ const EnvSchema = z.object({
   HARVEST_REDIS_CLUSTER: z.stringbool().default(false),
   HARVEST_RATE_PER_KEY: positiveInt(20),
   /** Quota units per key that backfills leave for watches. */
-  HARVEST_WATCH_RESERVE: z.coerce.number().int().nonnegative().default(200),
+  HARVEST_WATCH_RESERVE: nonNegativeInt(200),
   /** BullMQ and limiter key prefix in Redis, so several deployments can share one Redis. */
   HARVEST_REDIS_PREFIX: z
     .string()

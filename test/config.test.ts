@@ -23,6 +23,18 @@ describe('config', () => {
     expect(() => parseBaseUrl('https://api.sorsa.io/v3')).toThrow(/version segment/);
     expect(isLoopbackHost('127.8.9.10')).toBe(true);
     expect(isLoopbackHost('128.0.0.1')).toBe(false);
+    // A *.localhost name may go to DNS: the key would travel in clear to wherever it points.
+    expect(isLoopbackHost('api.evil.localhost')).toBe(false);
+    expect(() => parseBaseUrl('http://api.evil.localhost')).toThrow(ConfigError);
+  });
+
+  it('refuses a blank or malformed HARVEST_WATCH_RESERVE instead of reading it as 0', () => {
+    expect(loadConfig({}).watchReserve).toBe(200);
+    expect(loadConfig({ HARVEST_WATCH_RESERVE: '0' }).watchReserve).toBe(0);
+    expect(loadConfig({ HARVEST_WATCH_RESERVE: ' 50 ' }).watchReserve).toBe(50);
+    for (const bad of ['', '  ', '-1', '1.5', 'lots']) {
+      expect(() => loadConfig({ HARVEST_WATCH_RESERVE: bad }), bad).toThrow(/HARVEST_WATCH_RESERVE/);
+    }
   });
 
   it('splits keys and names them only by fingerprint', () => {

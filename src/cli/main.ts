@@ -3,6 +3,7 @@
  * uses. Bad input prints one line and exits non-zero before anything is enqueued.
  */
 import { Command, CommanderError } from 'commander';
+import { z } from 'zod';
 import { isAppError } from '../errors.ts';
 import { registerSimulatorCommand } from '../simulator/cli.ts';
 import { registerAuditCommand } from './commands/audit.ts';
@@ -52,8 +53,16 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
       // commander already printed its one-line reason (or the help text)
       return error.exitCode === 0 ? 0 : 2;
     }
-    const message = error instanceof Error ? error.message : String(error);
-    console.error(`harvest: ${isAppError(error) ? message : message.split('\n')[0]}`);
+    console.error(`harvest: ${oneLine(error)}`);
     return 1;
   }
+}
+
+/** The reason an unexpected error gets: one line (a ZodError's message is a JSON list of issues). */
+function oneLine(error: unknown): string {
+  if (error instanceof z.ZodError) {
+    return error.issues.slice(0, 3).map((i) => `${i.path.length > 0 ? `${i.path.join('.')}: ` : ''}${i.message}`).join('; ');
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return isAppError(error) ? message : (message.split('\n')[0] ?? '');
 }

@@ -1,3 +1,6 @@
+import { writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { runCli } from '../helpers/cli.ts';
 import { describe, expect, it } from 'vitest';
 import { useHarness } from '../helpers/harness.ts';
@@ -64,5 +67,20 @@ describe('bad command lines', () => {
     expect(rows[0]!.n).toBe(0);
     const counts = await h.services.queues.counts();
     expect(Object.values(counts.backfill).reduce((a, b) => a + b, 0)).toBe(0);
+  });
+
+  it('a hydrate file with bad lines, or over a job\'s 1,000,000 ids, gets one line naming them', { timeout: 30_000 }, async () => {
+    const file = join(tmpdir(), `bad-hydrate-${process.pid}.txt`);
+    await writeFile(file, ['1800000000000000001', 'nope', '12.5', 'https://x.com/a/likes', 'x', '1800000000000000002'].join('\n'));
+    const bad = await runCli(['hydrate', file], h.env);
+    expect(bad.code).not.toBe(0);
+    expect(bad.err.split('\n')).toHaveLength(1);
+    expect(bad.err).toMatch(/^harvest: <file>: 4 lines are not tweet ids or links \(line 2: .*; line 3: .*; line 4: .*; 1 more\); nothing was queued$/);
+    await writeFile(file, Array.from({ length: 1_000_001 }, (_, i) => String(1_800_000_000_000_000_000n + BigInt(i))).join('\n'));
+    const big = await runCli(['hydrate', file], h.env);
+    expect(big.code).not.toBe(0);
+    expect(big.err).toBe('harvest: <file>: 1000001 distinct ids; one hydrate job takes at most 1000000 (split the file); nothing was queued');
+    const { rows } = await h.services.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM jobs');
+    expect(rows[0]!.n).toBe(0);
   });
 });

@@ -12,6 +12,7 @@ import { estimateHydrate, estimateList, estimateMentions, estimateReplies, estim
 import { checkCommunityJob, CommunityJobParams } from '../../jobs/kinds/community.ts';
 import { MentionsJobParams } from '../../jobs/kinds/mentions.ts';
 import { UserJobParams } from '../../jobs/kinds/user.ts';
+import { MAX_HYDRATE_IDS } from '../../jobs/kinds/hydrate.ts';
 import { checkSearchJob, SearchJobParams } from '../../jobs/kinds/search.ts';
 import { planContext } from '../../jobs/harvester.ts';
 import type { JobKindName } from '../../jobs/registry.ts';
@@ -242,10 +243,15 @@ export function registerJobCommands(program: Command, state: CliState): void {
     const common = parseCommon(o);
     const { ids, errors } = parseHydrateLines(await readHydrateInput(file));
     if (errors.length > 0) {
-      for (const e of errors.slice(0, 10)) console.error(`line ${e.line}: ${e.reason} (${JSON.stringify(e.text)})`);
-      throw new InputError(`<file>: ${errors.length} line${errors.length === 1 ? '' : 's'} are not tweet ids or links; nothing was queued`);
+      const shown = errors.slice(0, 3).map((e) => `line ${e.line}: ${e.reason} (${JSON.stringify(e.text.slice(0, 40))})`);
+      const more = errors.length > shown.length ? `; ${errors.length - shown.length} more` : '';
+      const lines = `${errors.length} line${errors.length === 1 ? ' is' : 's are'}`;
+      throw new InputError(`<file>: ${lines} not tweet ids or links (${shown.join('; ')}${more}); nothing was queued`);
     }
     if (ids.length === 0) throw new InputError('<file>: no tweet ids found; nothing was queued');
+    if (ids.length > MAX_HYDRATE_IDS) {
+      throw new InputError(`<file>: ${ids.length} distinct ids; one hydrate job takes at most ${MAX_HYDRATE_IDS} (split the file); nothing was queued`);
+    }
     const e = estimateHydrate(ids);
     if (o.estimate) for (const line of estimateLines(e)) console.log(line);
     else await run(state, 'hydrate', { ids }, common, async () => ({ requests: e.requests ?? 0, basis: e.basis }));

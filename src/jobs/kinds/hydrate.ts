@@ -6,7 +6,10 @@ import { snowflakeId as tweetId } from './ids.ts';
 
 export const BULK_SIZE = 100;
 
-export const HydrateJobParams = z.object({ ids: z.array(tweetId).min(1).max(1_000_000) }).strict();
+/** Ids one hydrate job takes (10,000 requests): a larger list goes in several jobs. */
+export const MAX_HYDRATE_IDS = 1_000_000;
+
+export const HydrateJobParams = z.object({ ids: z.array(tweetId).min(1).max(MAX_HYDRATE_IDS) }).strict();
 export type HydrateJobParams = z.infer<typeof HydrateJobParams>;
 
 const HydrateSlice = z.object({ ids: z.array(tweetId).min(1).max(BULK_SIZE) });
