@@ -20,7 +20,7 @@ import type { AttemptRecord } from '../api-client/index.ts';
 import { commitPageAlone, type CommittedPage, type PageCommit } from '../store/commit-page.ts';
 import type { CommitOptions } from '../store/group-commit.ts';
 import type { Pool } from '../store/db.ts';
-import { isLiveJobStatus, SliceStatus } from '../store/states.ts';
+import { isLiveJobStatus, JobStatus, SliceStatus } from '../store/states.ts';
 import { sleep } from '../sleep.ts';
 import { recordSliceEnd, SliceEndReason } from '../store/slice-ends.ts';
 import { finishFailedPass } from '../store/watches.ts';
@@ -75,7 +75,13 @@ export function cursorHash(cursor: string): string {
   return hash('sha1', cursor, 'hex').slice(0, 16);
 }
 
-type Step = { kind: 'continue' } | { kind: 'next'; slice: SliceForRun } | { kind: 'stop'; outcome: TaskOutcome } | { kind: 'reload'; slice: SliceForRun };
+type Step =
+  | { kind: 'continue' }
+  | { kind: 'next'; slice: SliceForRun }
+  | { kind: 'stop'; outcome: TaskOutcome }
+  | { kind: 'reload'; slice: SliceForRun }
+  /** A pause committed before this page: the slice as the page left it (pending, this walk's lease). */
+  | { kind: 'paused'; slice: SliceForRun };
 
 /** A stored slice whose kind this version does not know, or whose params no longer parse, is permanent. */
 function handlerOf(slice: SliceForRun): SliceHandler<unknown> {
@@ -152,10 +158,32 @@ export async function runSlice(sliceId: string, deps: SliceRunnerDeps): Promise<
       const plan = nextStepOf(slice, page, verdict, log);
       // Only while the walk goes on even if this page brings nothing new: one more stale page
       // would end it (maxStalePages), and a page fetched ahead then is a request spent for nothing.
-      if (plan.next !== null && handler.fetchAhead === true && slice.stalePages + 1 < maxStale && !deps.signal.aborted) {
+      // And only while the slice is walking: a page committed onto a paused slice fetches nothing more.
+      if (plan.next !== null && handler.fetchAhead === true && slice.status === SliceStatus.RUNNING && slice.stalePages + 1 < maxStale && !deps.signal.aborted) {
         ahead = fetchAhead(handler, params, plan.next, ctx);
       }
       const step = await commitAndDecide(slice, lease, page, verdict, plan, attempts, deps, log, ahead?.fetched ?? null);
+      if (step.kind === 'paused') {
+        // The page fetched ahead was requested before the pause: once sent, it is paid for, so it is
+        // committed onto the paused slice (the guard takes a pending slice at this walk's cursor and
+        // lease) rather than dropped and fetched again on resume. One still waiting for its grant
+        // is cancelled and costs nothing.
+        if (ahead === null || step.slice.cursor !== plan.next) {
+          if (ahead !== null) await dropAhead(ahead, slice, deps.pool, log);
+          return stopForPause(slice.id, deps.pool);
+        }
+        ahead.cancel();
+        const landed = await ahead.fetched;
+        if (!landed.ok) {
+          await accountAttempts(deps.pool, slice, landed.attempts).catch((e: unknown) =>
+            log.warn({ err: e }, 'could not record the requests of a page fetched ahead and dropped'),
+          );
+          return stopForPause(slice.id, deps.pool);
+        }
+        ahead = { fetched: Promise.resolve(landed), cancel: () => undefined };
+        slice = step.slice;
+        continue;
+      }
       // The slice as the commit left it (read under its locks): no second read per page.
       const reloaded = step.kind === 'next' ? step.slice : null;
       const walksOn = reloaded !== null && reloaded.status === SliceStatus.RUNNING && reloaded.lease === lease && isLiveJobStatus(reloaded.job.status);
@@ -182,6 +210,16 @@ export async function runSlice(sliceId: string, deps: SliceRunnerDeps): Promise<
     if (ahead !== null) await dropAhead(ahead, slice, deps.pool, log);
     throw error;
   }
+}
+
+/**
+ * How a walk that met a pause ends. A resume that came while the walk finished (committing the page
+ * it had fetched ahead) found this walk's queue entry still active and queued nothing: the entry
+ * then runs again at once, instead of leaving the slice to the periodic reconcile.
+ */
+async function stopForPause(sliceId: string, pool: Pool): Promise<TaskOutcome> {
+  const now = await loadSliceForRun(pool, sliceId);
+  return now !== null && now.status === SliceStatus.PENDING && isLiveJobStatus(now.job.status) ? { kind: 'later', atMs: Date.now() } : { kind: 'done' };
 }
 
 // Module scope, not closures made per page (docs/architecture.md, "Worker CPU").
@@ -329,10 +367,23 @@ async function commitAndDecide(
     await refill(slice, deps, log);
     return { kind: 'stop', outcome: { kind: 'done' } };
   }
+  const walked: SliceForRun = {
+    ...slice,
+    params: after.params,
+    status: after.status as SliceForRun['status'],
+    cursor: after.cursor,
+    recentCursors: after.recentCursors,
+    pages: after.pages,
+    emptyPages: after.emptyPages,
+    stalePages: result.stalePages,
+    lease: after.lease,
+    job: { ...slice.job, status: after.jobStatus as SliceForRun['job']['status'], tweets: after.jobTweets },
+  };
   // A pause, cancel or takeover committed before this page: the walk stops here, deciding nothing
   // for the job (no stale end, no job stop, no split); the slice resumes from its cursor.
   if (after.status !== SliceStatus.RUNNING || after.lease !== lease || !isLiveJobStatus(after.jobStatus)) {
-    return { kind: 'stop', outcome: { kind: 'done' } };
+    const paused = after.status === SliceStatus.PENDING && after.lease === lease && after.jobStatus === JobStatus.PAUSED;
+    return paused ? { kind: 'paused', slice: walked } : { kind: 'stop', outcome: { kind: 'done' } };
   }
   // A walk that keeps paging without bringing anything new (a service that cycles through
   // fresh cursors over the same items) would run forever: the page is committed, the walk ends.
@@ -353,18 +404,6 @@ async function commitAndDecide(
     return { kind: 'stop', outcome: { kind: 'done' } };
   }
   const splitNow = verdict.split ? await split(slice, verdict.split, deps, log) : false;
-  const walked: SliceForRun = {
-    ...slice,
-    params: after.params,
-    status: after.status as SliceForRun['status'],
-    cursor: after.cursor,
-    recentCursors: after.recentCursors,
-    pages: after.pages,
-    emptyPages: after.emptyPages,
-    stalePages: result.stalePages,
-    lease: after.lease,
-    job: { ...slice.job, status: after.jobStatus as SliceForRun['job']['status'], tweets: after.jobTweets },
-  };
   // A split of our own just now moved our bound: the params read before it must not be walked on.
   // Only an actual split: a search proposes one on most pages, and re-reading the slice after
   // each proposal cost a Postgres round trip per page (issue 13: 567 reads in a 676-page job).

@@ -125,7 +125,7 @@ describe('walks that fetch ahead of their commits', () => {
     expect(rows[0]!.note).toMatch(/max-tweets 1/);
   });
 
-  it('a pause that lands while a page commits: the page fetched ahead is dropped, its request recorded once', { timeout: 20_000 }, async () => {
+  it('a pause that lands while a page commits: the page fetched ahead (sent, paid) is committed too, onto the paused slice', { timeout: 20_000 }, async () => {
     const { jobId, sliceId } = await searchJob();
     const start = served();
     const seen: PageCommit[] = [];
@@ -141,12 +141,57 @@ describe('walks that fetch ahead of their commits', () => {
       return commitPageAlone(h.services.pool, page);
     };
     expect(await runSlice(sliceId, runnerDeps(h.services, { commit }))).toEqual({ kind: 'done' });
-    expect(seen).toHaveLength(2);
-    // Pages 1 and 2 fetched and handed to commits, page 3 fetched ahead of page 2's commit.
+    // Pages 1 and 2 fetched and handed to commits, page 3 fetched ahead of page 2's commit and
+    // committed after it; nothing fetched after the pause.
+    expect(seen).toHaveLength(3);
+    expect(seen[2]!.expectedCursor).toBe(seen[1]!.nextCursor);
     expect(served() - start).toBe(3);
     expect(await recorded(jobId)).toEqual({ logged: 3, spent: 3 });
     const { rows } = await h.services.pool.query<{ status: string }>('SELECT status FROM jobs WHERE id = $1::bigint', [jobId]);
     expect(rows[0]!.status).toBe('paused');
+    // The slice waits at page 3's next cursor: a resume asks for page 4, not page 3 again.
+    expect(await getSlice(h.services.pool, sliceId)).toMatchObject({ status: 'pending', pages: 3, cursor: seen[2]!.nextCursor });
+  });
+
+  it('a resume that lands before the page fetched ahead commits: the walk goes on from it, to the exact set', { timeout: 30_000 }, async () => {
+    const expected = expectedSearchIds(h.sim.world, QUERY);
+    const { jobId, sliceId } = await searchJob();
+    const start = served();
+    let commits = 0;
+    const commit = async (page: PageCommit, options?: CommitOptions) => {
+      commits++;
+      if (commits === 2) {
+        expect(await setJobControl(h.services.pool, jobId, 'pause')).not.toBeNull();
+        await options?.waitsFor;
+      }
+      // The resume comes while the walk finishes its pause: the queue entry is still this walk's.
+      if (commits === 3) expect(await setJobControl(h.services.pool, jobId, 'resume')).not.toBeNull();
+      return commitPageAlone(h.services.pool, page);
+    };
+    expect(await runSlice(sliceId, runnerDeps(h.services, { commit }))).toEqual({ kind: 'done' });
+    expect(served() - start).toBe(commits);
+    expect(await getSlice(h.services.pool, sliceId)).toMatchObject({ status: 'done', pages: commits });
+    expect(await jobTweetIds(h, jobId)).toEqual(expected);
+  });
+
+  it('a walk that finishes its pause after a resume runs again at once instead of waiting for a reconcile', { timeout: 20_000 }, async () => {
+    const { jobId, sliceId } = await searchJob();
+    let commits = 0;
+    const commit = async (page: PageCommit, options?: CommitOptions) => {
+      commits++;
+      if (commits === 2) {
+        expect(await setJobControl(h.services.pool, jobId, 'pause')).not.toBeNull();
+        await options?.waitsFor;
+      }
+      const result = await commitPageAlone(h.services.pool, page);
+      // Resumed after the page fetched ahead committed onto the paused slice, before the walk returns.
+      if (commits === 3) expect(await setJobControl(h.services.pool, jobId, 'resume')).not.toBeNull();
+      return result;
+    };
+    const outcome = await runSlice(sliceId, runnerDeps(h.services, { commit }));
+    expect(outcome).toMatchObject({ kind: 'later' });
+    expect(commits).toBe(3);
+    expect(await getSlice(h.services.pool, sliceId)).toMatchObject({ status: 'pending', pages: 3 });
   });
 
   it('a commit that throws (a lost connection): the page fetched ahead is awaited and its request recorded', { timeout: 20_000 }, async () => {
