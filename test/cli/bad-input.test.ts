@@ -84,3 +84,15 @@ describe('bad command lines', () => {
     expect(rows[0]!.n).toBe(0);
   });
 });
+
+describe('query checks come before any service is opened', () => {
+  it('a query that bounds itself in ids beside --since is refused with its reason though Postgres and Redis are unreachable', async () => {
+    const env = { HARVEST_API_KEYS: 'k', DATABASE_URL: 'postgres://root@127.0.0.1:1/none', REDIS_URL: 'redis://127.0.0.1:1' };
+    for (const query of ['coffee since_id:5', 'coffee max_id:9', 'coffee within_time:2d']) {
+      const run = await runCli(['search', query, '--since', '2026-01-01'], env);
+      expect(run.code, query).not.toBe(0);
+      expect(run.err.split('\n'), query).toHaveLength(1);
+      expect(run.err, query).not.toMatch(/Postgres|Redis|connect/i);
+    }
+  });
+});

@@ -135,7 +135,8 @@ export function registerJobCommands(program: Command, state: CliState): void {
     const common = parseCommon(o);
     const everySeconds = o.every === undefined ? undefined : parseEvery(o.every);
     const params = { query: q, order, since: range.since?.value, until: range.until?.value, maxTweets, everySeconds };
-    if (everySeconds !== undefined) checkSearchJob(params);
+    // Every check of the query, before anything is opened (the plan runs them again at submit).
+    checkSearchJob(params);
     const backfill = SearchJobParams.parse({ ...params, everySeconds: undefined });
     if (o.estimate) await printSearchEstimate(state, backfill, everySeconds);
     else await run(state, 'search', params, common, searchSpend(backfill, everySeconds));
