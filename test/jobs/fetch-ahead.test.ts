@@ -79,6 +79,26 @@ describe('walks that fetch ahead of their commits', () => {
     return { seen, commit };
   }
 
+  /**
+   * Commits alone; the second commit pauses the job and lands once the page fetched ahead is in;
+   * the third (that page, onto the paused slice) resumes the job before or after it is written.
+   */
+  function pausedThenResumed(jobId: string, resume: 'before' | 'after') {
+    let commits = 0;
+    const commit = async (page: PageCommit, options?: CommitOptions) => {
+      commits++;
+      if (commits === 2) {
+        expect(await setJobControl(h.services.pool, jobId, 'pause')).not.toBeNull();
+        await options?.waitsFor;
+      }
+      if (commits === 3 && resume === 'before') expect(await setJobControl(h.services.pool, jobId, 'resume')).not.toBeNull();
+      const result = await commitPageAlone(h.services.pool, page);
+      if (commits === 3 && resume === 'after') expect(await setJobControl(h.services.pool, jobId, 'resume')).not.toBeNull();
+      return result;
+    };
+    return { commit, commits: () => commits };
+  }
+
   it('the request for page N+1 reaches the service before page N commits; a shutdown still commits the page fetched ahead', { timeout: 20_000 }, async () => {
     const { jobId, sliceId } = await searchJob();
     const start = served();
@@ -157,40 +177,21 @@ describe('walks that fetch ahead of their commits', () => {
     const expected = expectedSearchIds(h.sim.world, QUERY);
     const { jobId, sliceId } = await searchJob();
     const start = served();
-    let commits = 0;
-    const commit = async (page: PageCommit, options?: CommitOptions) => {
-      commits++;
-      if (commits === 2) {
-        expect(await setJobControl(h.services.pool, jobId, 'pause')).not.toBeNull();
-        await options?.waitsFor;
-      }
-      // The resume comes while the walk finishes its pause: the queue entry is still this walk's.
-      if (commits === 3) expect(await setJobControl(h.services.pool, jobId, 'resume')).not.toBeNull();
-      return commitPageAlone(h.services.pool, page);
-    };
+    // The resume comes while the walk finishes its pause: the queue entry is still this walk's.
+    const { commit, commits } = pausedThenResumed(jobId, 'before');
     expect(await runSlice(sliceId, runnerDeps(h.services, { commit }))).toEqual({ kind: 'done' });
-    expect(served() - start).toBe(commits);
-    expect(await getSlice(h.services.pool, sliceId)).toMatchObject({ status: 'done', pages: commits });
+    expect(served() - start).toBe(commits());
+    expect(await getSlice(h.services.pool, sliceId)).toMatchObject({ status: 'done', pages: commits() });
     expect(await jobTweetIds(h, jobId)).toEqual(expected);
   });
 
   it('a walk that finishes its pause after a resume runs again at once instead of waiting for a reconcile', { timeout: 20_000 }, async () => {
     const { jobId, sliceId } = await searchJob();
-    let commits = 0;
-    const commit = async (page: PageCommit, options?: CommitOptions) => {
-      commits++;
-      if (commits === 2) {
-        expect(await setJobControl(h.services.pool, jobId, 'pause')).not.toBeNull();
-        await options?.waitsFor;
-      }
-      const result = await commitPageAlone(h.services.pool, page);
-      // Resumed after the page fetched ahead committed onto the paused slice, before the walk returns.
-      if (commits === 3) expect(await setJobControl(h.services.pool, jobId, 'resume')).not.toBeNull();
-      return result;
-    };
+    // Resumed after the page fetched ahead committed onto the paused slice, before the walk returns.
+    const { commit, commits } = pausedThenResumed(jobId, 'after');
     const outcome = await runSlice(sliceId, runnerDeps(h.services, { commit }));
     expect(outcome).toMatchObject({ kind: 'later' });
-    expect(commits).toBe(3);
+    expect(commits()).toBe(3);
     expect(await getSlice(h.services.pool, sliceId)).toMatchObject({ status: 'pending', pages: 3 });
   });
 

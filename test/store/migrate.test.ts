@@ -17,9 +17,18 @@ afterAll(async () => {
   for (const dir of dirs) await rm(dir, { recursive: true, force: true });
 });
 
-/** Removes migration `number` and every later one: the database is left as the version before it. */
-async function removeFrom(dir: string, number: string): Promise<void> {
+/**
+ * A fresh database migrated as the version before migration `number` left it (that migration and
+ * every later one held back in a copy of the directory), and a pool on it.
+ */
+async function databaseBefore(number: string): Promise<{ dir: string; url: string; pool: ReturnType<typeof createPool> }> {
+  const dir = await mkdtemp(join(tmpdir(), 'harvest-migrations-'));
+  dirs.push(dir);
+  await cp(MIGRATIONS_DIR, dir, { recursive: true });
   for (const name of await readdir(dir)) if (name.endsWith('.sql') && name >= number) await rm(join(dir, name));
+  const url = databaseUrl(fresh());
+  await migrate(url, { dir });
+  return { dir, url, pool: createPool(url) };
 }
 
 function fresh(): string {
@@ -86,13 +95,7 @@ describe('migrate', () => {
   });
 
   it('0013 copies a v3 banner address into banner_url, and leaves every other row as it was', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'harvest-migrations-'));
-    dirs.push(dir);
-    await cp(MIGRATIONS_DIR, dir, { recursive: true });
-    await removeFrom(dir, '0013');
-    const url = databaseUrl(fresh());
-    await migrate(url, { dir });
-    const pool = createPool(url);
+    const { dir, url, pool } = await databaseBefore('0013');
     try {
       const banner = 'https://pbs.twimg.com/profile_banners/1/1700000000';
       await pool.query(
@@ -113,13 +116,7 @@ describe('migrate', () => {
   });
 
   it('0012 gives every slice that exists its job\'s priority, and so a slice inserted without one', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'harvest-migrations-'));
-    dirs.push(dir);
-    await cp(MIGRATIONS_DIR, dir, { recursive: true });
-    await removeFrom(dir, '0012');
-    const url = databaseUrl(fresh());
-    await migrate(url, { dir });
-    const pool = createPool(url);
+    const { dir, url, pool } = await databaseBefore('0012');
     try {
       // As the version before left them, queued on their job's queue: a mentions history range
       // (a watch job) and a search watch's pass reading on from its watermark (a backfill job).
