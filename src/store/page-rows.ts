@@ -18,14 +18,23 @@ const USER_RANK: Record<UserSource, number> = {
 };
 const TWEET_RANK: Record<TweetSource, number> = { v3: 3, v2: 2, 'v2-embedded': 1 };
 
-/** Later non-null fields win; raw and source follow the richer record (ties: the later). */
+const isBlank = (value: unknown): boolean => value === null || value === undefined || (Array.isArray(value) && value.length === 0);
+
+/**
+ * Two records of one id in a page (or a group commit): a record of an equal or richer wire shape
+ * wins every field it has (the later one on a tie); a poorer one only fills what is blank. A v2
+ * embedded copy of a tweet the page also carries in full says `isReply: false` and `fullText: ''`
+ * for want of those fields, and must not overwrite what the full record said. Raw and source
+ * follow the richer record.
+ */
 function mergeRecord<T extends { raw: unknown; source: string }>(prev: T, next: T, rank: (t: T) => number): T {
   const out = { ...prev } as Record<string, unknown>;
+  const nextRicher = rank(next) >= rank(prev);
   for (const [key, value] of Object.entries(next)) {
-    if (key === 'raw' || key === 'source') continue;
-    if (value !== null && value !== undefined && !(Array.isArray(value) && value.length === 0)) out[key] = value;
+    if (key === 'raw' || key === 'source' || isBlank(value)) continue;
+    if (nextRicher || isBlank(out[key])) out[key] = value;
   }
-  const richer = rank(next) >= rank(prev) ? next : prev;
+  const richer = nextRicher ? next : prev;
   out.raw = richer.raw;
   out.source = richer.source;
   return out as T;

@@ -264,6 +264,18 @@ describe('commitPage', () => {
     expect(member.n).toBe(1);
   });
 
+  it('ranks a v3 follower record above the reduced shapes: a later reduced record keeps its raw', async () => {
+    const slice = await newSlice();
+    const follower = makeUser(id('850'), { source: 'v3-follower', bioUrls: ['https://b.example'], raw: { follower: true } });
+    await commitPage(db.pool, page(slice, { users: [follower], userRole: 'follower' }));
+    for (const [n, source] of [[2, 'v3-reduced'], [3, 'v3-top-follower'], [4, 'v2-basic']] as const) {
+      const poorer = makeUser(follower.id, { source, bioUrls: [], raw: { poorer: source } });
+      await commitPage(db.pool, page(slice, { expectedCursor: `c${n - 1}`, nextCursor: `c${n}`, users: [poorer], userRole: 'member' }));
+    }
+    const row = await one<Record<string, unknown>>(`SELECT source, raw, bio_urls FROM users WHERE id = $1::bigint`, [follower.id]);
+    expect(row).toEqual({ source: 'v3-follower', raw: { follower: true }, bio_urls: ['https://b.example'] });
+  });
+
   it('records engagement observations only when counts change', async () => {
     const slice = await newSlice();
     const author = makeUser(id('1000'));

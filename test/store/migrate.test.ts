@@ -106,8 +106,8 @@ describe('migrate', () => {
            (4, NULL, NULL, 'v3', '{}', now(), now())`,
         [banner],
       );
-      await cp(join(MIGRATIONS_DIR, '0013_v3_banner_url.sql'), join(dir, '0013_v3_banner_url.sql'));
-      expect(await migrate(url, { dir })).toEqual({ applied: ['0013_v3_banner_url.sql'] });
+      await cp(join(MIGRATIONS_DIR, '0013_users_v3_shapes.sql'), join(dir, '0013_users_v3_shapes.sql'));
+      expect(await migrate(url, { dir })).toEqual({ applied: ['0013_users_v3_shapes.sql'] });
       const { rows } = await pool.query<{ banner_url: string | null }>('SELECT banner_url FROM users ORDER BY id');
       expect(rows.map((r) => r.banner_url)).toEqual([banner, null, 'https://pbs.twimg.com/profile_banners/3/1', null]);
     } finally {
