@@ -266,11 +266,16 @@ return {'ignored', ''}
  * Seeds the quota from a usage call. KEYS: state hash, quota.
  * ARGV: remaining as reported, granted counter before the usage call's own grant, validUntil µs
  * or '', recheck µs, state ttl ms. Every grant issued since the usage call began (itself included) may or may
- * not be counted in the answer; subtracting them all keeps the counter on the safe side.
+ * not be counted in the answer; subtracting them all keeps the counter on the safe side, also when
+ * the key's state was lost while the call was out (its counter then starts again from 0).
  */
 export const SYNC_QUOTA_LUA = `${PRELUDE}
 local granted = tonumber(redis.call('HGET', KEYS[1], 'granted') or '') or 0
-local left = math.floor(tonumber(ARGV[1]) - (granted - tonumber(ARGV[2])))
+-- A counter below the one read before the call: the key's state was lost meanwhile (a flush, a
+-- failover to an empty replica) and counts from 0 again, every grant of it after the call began.
+local since = granted - tonumber(ARGV[2])
+if since < 0 then since = granted end
+local left = math.floor(tonumber(ARGV[1]) - since)
 if left < 0 then left = 0 end
 redis.call('SET', KEYS[2], tostring(left), 'PX', ARGV[5])
 redis.call('PEXPIRE', KEYS[1], ARGV[5])
