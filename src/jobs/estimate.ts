@@ -18,7 +18,7 @@ import { BULK_SIZE } from './kinds/hydrate.ts';
 import { mentionsQuery, type MentionsJobParams } from './kinds/mentions.ts';
 import type { UserJobParams } from './kinds/user.ts';
 import { newestMs, oldestMs } from './kinds/pages.ts';
-import { checkSearchJob, type SearchJobParams } from './kinds/search.ts';
+import { checkSearchJob, searchUntilMs, type SearchJobParams } from './kinds/search.ts';
 import { withOperators } from './search-query.ts';
 import { rangeOperators, splitRange, targetParallelism } from './time-slices.ts';
 
@@ -53,7 +53,7 @@ export async function estimateSearch(
   now: Date,
 ): Promise<SearchEstimate> {
   checkSearchJob(params);
-  const untilMs = params.until ? Date.parse(`${params.until}T00:00:00Z`) : now.getTime();
+  const untilMs = searchUntilMs(params, now);
   const sinceMs = params.since ? Date.parse(`${params.since}T00:00:00Z`) : undefined;
   const parts: Part[] = sinceMs === undefined ? [{ sinceMs: undefined, untilMs }] : splitRange({ sinceMs, untilMs }, PROBE_PARTS);
   let tweets = 0;

@@ -164,7 +164,8 @@ gn AS (
 s AS (
   UPDATE job_slices AS js SET
     cursor = gn.next_cursor,
-    status = CASE WHEN gn.status = 'done' OR jb.status = ANY($20::text[]) THEN gn.status ELSE js.status END,
+    -- A slice its job ended (budget, --max-tweets) stays done whatever the job does since.
+    status = CASE WHEN js.status = 'done' THEN js.status WHEN gn.status = 'done' OR jb.status = ANY($20::text[]) THEN gn.status ELSE js.status END,
     end_reason = CASE WHEN gn.status = 'done' THEN coalesce(gn.end_reason, js.end_reason) ELSE js.end_reason END,
     pages = js.pages + 1,
     items = js.items + gn.items,

@@ -1,6 +1,8 @@
 import { describe, expect, it, vi } from 'vitest';
 import { main } from '../../src/cli/main.ts';
 import { estimateSearch } from '../../src/jobs/estimate.ts';
+import { firstIdAtMs } from '../../src/jobs/time-slices.ts';
+import { withSearch } from '../helpers/slice-runner.ts';
 import { useHarness } from '../helpers/harness.ts';
 import { expectedSearchIds } from './ground-truth.ts';
 
@@ -21,6 +23,20 @@ describe('search --estimate', () => {
     expect(e.requests).toBeGreaterThanOrEqual(Math.ceil(actual / 20) * 0.75);
     expect(e.seconds).toBeCloseTo(e.requests! / 20);
     expect(e.quotaShare).toBeCloseTo(e.requests! / 1000);
+  });
+
+  it('probes a --until ahead of now only up to now (no max_id beyond 64 bits, no empty future part)', async () => {
+    const queries: string[] = [];
+    const client = withSearch(h.services.client, (real) => (params, options) => {
+      queries.push(params.query);
+      return real(params, options);
+    });
+    const now = new Date();
+    const e = await estimateSearch({ ...deps(), client }, { query: 'coffee', order: 'latest', since: '2026-10-01', until: '2099-01-01' }, now);
+    expect(e.tweets).not.toBeNull();
+    const maxIds = queries.map((q) => BigInt(/max_id:(\d+)/.exec(q)![1]!));
+    expect(maxIds.length).toBeGreaterThan(0);
+    for (const id of maxIds) expect(id < firstIdAtMs(now.getTime())).toBe(true);
   });
 
   it('counts a sparse range exactly', async () => {

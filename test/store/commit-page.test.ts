@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commitPage } from '../../src/store/commit-page.ts';
 import { StaleSliceError } from '../../src/store/errors.ts';
 import { getJob } from '../../src/store/jobs.ts';
-import { endJob } from '../../src/store/job-runtime.ts';
+import { endJob, markSliceRunning, rollUpJob } from '../../src/store/job-runtime.ts';
+import { setJobControl } from '../../src/store/job-control.ts';
 import { SliceEndReason } from '../../src/store/slice-ends.ts';
 import { getSlice } from '../helpers/store-rows.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
@@ -178,8 +179,9 @@ describe('commitPage', () => {
   it.each([SliceEndReason.BUDGET, SliceEndReason.MAX_TWEETS])(
     'stores a page in flight when its job ended (%s) meanwhile: paid for, under the same guard; the slice stays done',
     async (reason) => {
-      const { jobId, sliceIds } = await newSlices(db.pool, 2, { lease: 'walk-1' });
+      const { jobId, sliceIds } = await newSlices(db.pool, 2);
       const [walking, other] = sliceIds as [string, string];
+      expect(await markSliceRunning(db.pool, walking, jobId, 'walk-1')).toBe(true);
       await commitPage(db.pool, page({ jobId, sliceId: walking }, { lease: 'walk-1', requests: [request()] }));
       await endJob(db.pool, jobId, 'stopped', reason);
       const inFlight = makeTweet(id(), makeUser(id('550')));
@@ -190,9 +192,22 @@ describe('commitPage', () => {
       // The guard still holds: another cursor, another lease, a slice never walked.
       await expect(commitPage(db.pool, page({ jobId, sliceId: walking }, { lease: 'walk-1', expectedCursor: 'c1' }))).rejects.toBeInstanceOf(StaleSliceError);
       await expect(commitPage(db.pool, page({ jobId, sliceId: walking }, { lease: 'walk-2', expectedCursor: 'c2' }))).rejects.toBeInstanceOf(StaleSliceError);
+      await expect(commitPage(db.pool, page({ jobId, sliceId: other }, { lease: 'walk-1' }))).rejects.toBeInstanceOf(StaleSliceError);
       expect(await getSlice(db.pool, other)).toMatchObject({ status: 'done', pages: 0 });
     },
   );
+
+  it('a page that lands on a slice ended for budget while its job was paused and resumed leaves it done', async () => {
+    const { jobId, sliceIds } = await newSlices(db.pool, 1, { lease: 'walk-1' });
+    const walking = sliceIds[0]!;
+    await commitPage(db.pool, page({ jobId, sliceId: walking }, { lease: 'walk-1' }));
+    await setJobControl(db.pool, jobId, 'pause');
+    await endJob(db.pool, jobId, 'stopped', SliceEndReason.BUDGET);
+    await setJobControl(db.pool, jobId, 'resume');
+    await commitPage(db.pool, page({ jobId, sliceId: walking }, { lease: 'walk-1', expectedCursor: 'c1', nextCursor: 'c2', tweets: [makeTweet(id(), makeUser(id('560')))] }));
+    expect(await getSlice(db.pool, walking)).toMatchObject({ status: 'done', cursor: 'c2', pages: 2 });
+    expect(await rollUpJob(db.pool, jobId)).toBe('completed');
+  });
 
   it('refuses a page for a slice its job cancelled', async () => {
     const { jobId, sliceIds } = await newSlices(db.pool, 1, { lease: 'walk-1' });

@@ -84,15 +84,21 @@ function searchPassSlice(params: SearchJobParams, input: { watermarkId: string |
   };
 }
 
+/**
+ * Where a search's range ends: --until, but never after now. Nothing is posted after now, so a
+ * later --until would only add empty slices (and probes), and decades ahead a max_id beyond 64 bits.
+ */
+export function searchUntilMs(params: Pick<SearchJobParams, 'until'>, now: Date): number {
+  return params.until ? Math.min(dayMs(params.until), now.getTime()) : now.getTime();
+}
+
 export const searchJob: JobKind<SearchJobParams> = {
   kind: 'search',
   params: SearchJobParams,
   priority: 'backfill',
   plan(params, ctx) {
     checkSearchJob(params);
-    // Nothing is posted after now: a later --until would only add empty slices (and, decades
-    // ahead, a max_id beyond 64 bits).
-    const untilMs = params.until ? Math.min(dayMs(params.until), ctx.now.getTime()) : ctx.now.getTime();
+    const untilMs = searchUntilMs(params, ctx.now);
     const base = { query: params.query, order: params.order };
     // A watch without --since has no backfill: its first pass (started by submitJob) reads back.
     if (!params.since && params.everySeconds !== undefined) return [];

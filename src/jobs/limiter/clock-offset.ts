@@ -1,28 +1,31 @@
 /**
- * How far this process's clock runs ahead of Redis's: the least (local now − Redis now) seen over
- * the last 30–60 s. A reply handled late (a stall, a slow network) only ever makes the difference
- * larger, so the least one is the truest; rotating windows let a drifting clock move it. Turns a
- * grant's slot (Redis time) into a local send-by time.
+ * How far this process's clock runs ahead of Redis's, read from the acquire calls: each call gives
+ * (local time it was SENT − Redis time it ran at), which is never above the true difference (it
+ * falls short by the call's way there, and by any wait in Redis). The greatest reading of the last
+ * 30–60 s is the tightest: one slow call only lowers its own reading, and a stall while an answer
+ * waits to be handled cannot raise any (a reading taken when the answer is handled would count the
+ * stall as clock difference and push a grant's send-by back by as much). Rotating windows let a
+ * drifting clock move it. Turns a grant's slot (Redis time) into a local send-by time.
  */
 const WINDOW_MS = 30_000;
 
 export class ClockOffset {
-  #current = Number.POSITIVE_INFINITY;
-  #previous = Number.POSITIVE_INFINITY;
+  #current = Number.NEGATIVE_INFINITY;
+  #previous = Number.NEGATIVE_INFINITY;
   #windowStart = Number.NEGATIVE_INFINITY;
 
-  /** One reply's reading: the local time it was handled and the Redis time it was made. */
-  observe(localNow: number, remoteNow: number): void {
-    if (localNow - this.#windowStart >= WINDOW_MS) {
+  /** One call's reading: the local time it was sent and the Redis time it ran at. */
+  observe(localSent: number, remoteNow: number): void {
+    if (localSent - this.#windowStart >= WINDOW_MS) {
       this.#previous = this.#current;
-      this.#current = Number.POSITIVE_INFINITY;
-      this.#windowStart = localNow;
+      this.#current = Number.NEGATIVE_INFINITY;
+      this.#windowStart = localSent;
     }
-    this.#current = Math.min(this.#current, localNow - remoteNow);
+    this.#current = Math.max(this.#current, localSent - remoteNow);
   }
 
   /** Milliseconds to add to a Redis time to get the local time (observe first). */
   get ms(): number {
-    return Math.min(this.#current, this.#previous);
+    return Math.max(this.#current, this.#previous);
   }
 }

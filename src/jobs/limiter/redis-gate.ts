@@ -316,9 +316,10 @@ export class RedisGate implements RequestGate {
       // (this call is one of the line's calls out; another out is a watch still to be served).
       const keep = mode === 'watch' && (lane.line.queued > 0 || lane.line.inFlight > 1);
       this.#stats.acquireCalls++;
+      const sentAt = localNow();
       const reply = await this.#scripts.acquire({ ...call, keep });
       if (mode === 'watch') lane.registered = keep || reply.kind === 'wait';
-      return this.#stepOf(reply, mode, jobId);
+      return this.#stepOf(reply, mode, jobId, sentAt);
     };
     try {
       const { grant, grantedBefore, delayMs } = await lane.line.join(ask, signal, retry);
@@ -337,7 +338,8 @@ export class RedisGate implements RequestGate {
   }
 
   /** What one acquire answer means for the line: only a job's own refusal reaches its waiter. */
-  async #stepOf(reply: AcquireReply, mode: AcquireMode, jobId: string | undefined): Promise<LineStep<Granted>> {
+  /** `sentAt`: the local time the call went out (before Redis ran it). */
+  async #stepOf(reply: AcquireReply, mode: AcquireMode, jobId: string | undefined, sentAt: number): Promise<LineStep<Granted>> {
     switch (reply.kind) {
       case 'ok': {
         const key = this.#secrets.get(reply.fingerprint);
@@ -346,7 +348,11 @@ export class RedisGate implements RequestGate {
         if (reply.quotaUnknown && mode !== 'sync') this.#warnUnknownQuota(reply.fingerprint);
         // Sent later than its slot plus the headroom, a request could share a one-second window
         // with `rate` more of its key: the attempt then sends nothing and gives the grant back.
-        this.#clock.observe(localNow(), reply.slotAt - reply.delayMs);
+        // The clock is read against the call's send time, not the time its answer was handled: a
+        // process stalled while answers wait (its first seconds, say) would otherwise read the stall
+        // as clock difference, push send-by back by as much and send late without noticing
+        // (clock-offset.ts).
+        this.#clock.observe(sentAt, reply.slotAt - reply.delayMs);
         const sendBy = reply.slotAt + this.#clock.ms + this.#headroomMs;
         const grant: RedisGrant = { key, fingerprint: reply.fingerprint, slotAt: reply.slotAt, strikes: reply.strikes, sendBy };
         return { kind: 'granted', value: { grant, grantedBefore: reply.grantedBefore, delayMs: reply.delayMs }, ready: reply.ready, nextMs: reply.nextMs };
