@@ -126,6 +126,22 @@ describe('RedisGate quota', () => {
     expect((await gate.keyStates())[0]?.remaining).toBeLessThanOrEqual(150);
   });
 
+  it('a waiting watch registers for about two seconds, not half an hour (the TTL is in ms)', async () => {
+    const gate = gateWith({ ratePerKey: 1 });
+    await gate.syncQuota(async () => ({ remaining: 100, validUntil: null }));
+    await gate.acquire({ priority: 'watch' });
+    const waiting = gate.acquire({ priority: 'watch' });
+    const name = limiterLayout(limiter.prefix, limiter.prefix).watchWaiting;
+    let ttl = -2;
+    for (let i = 0; i < 50 && ttl < 0; i++) {
+      ttl = await limiter.redis.pttl(name);
+      if (ttl < 0) await new Promise((r) => setTimeout(r, 10));
+    }
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(2_000);
+    await waiting;
+  });
+
   it('never parks a key for longer than the recheck: an account can be topped up at any time', async () => {
     const gate = gateWith({ recheckMs: 60_000 });
     const validUntil = new Date(Date.now() + 30 * 24 * 3_600_000);

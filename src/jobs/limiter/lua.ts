@@ -69,7 +69,7 @@ local lookahead = tonumber(ARGV[6])
 local reserve = tonumber(ARGV[7])
 local budgetMode = ARGV[8]
 local checkEpoch = ARGV[9] == '1'
-local waiterTtl = tonumber(ARGV[10])
+local waiterTtl = tonumber(ARGV[10]) -- microseconds (PEXPIRE takes milliseconds)
 local recheck = tonumber(ARGV[11])
 local stateTtl = tonumber(ARGV[12])
 local keep = ARGV[13] == '1'
@@ -175,14 +175,14 @@ end
 if not bestIdx then
   if mode == 'watch' then
     redis.call('ZADD', KEYS[1], fmt(now + waiterTtl), waiter)
-    redis.call('PEXPIRE', KEYS[1], math.ceil(waiterTtl * 2))
+    redis.call('PEXPIRE', KEYS[1], math.ceil(waiterTtl * 2 / 1000))
   end
   return {'wait', fmt(earliest - now)}
 end
 
 if keep then
   redis.call('ZADD', KEYS[1], fmt(now + waiterTtl), waiter)
-  redis.call('PEXPIRE', KEYS[1], math.ceil(waiterTtl * 2))
+  redis.call('PEXPIRE', KEYS[1], math.ceil(waiterTtl * 2 / 1000))
 else
   leave()
 end
