@@ -244,9 +244,10 @@ export class Harvester {
     this.#timers = [];
     for (const c of this.#cleanups.splice(0)) c();
     this.#abort.abort();
-    await this.#notify?.stop();
+    // The queue workers stop taking slices at once (closing them waits for the walks in hand, which
+    // the abort ends), not after the notification loop has wound down.
+    await Promise.all([this.#notify?.stop(), this.#workers?.close()]);
     this.#notify = null;
-    await this.#workers?.close();
     this.#workers = null;
     await this.#recovery;
   }

@@ -33,7 +33,7 @@ import {
   pauseJobForQuota,
   type SliceForRun,
 } from '../store/job-runtime.ts';
-import { decideOnError, DEFAULT_MAX_ATTEMPTS_PER_PAGE, type ErrorDecision } from './error-decision.ts';
+import { decideOnError, DEFAULT_MAX_ATTEMPTS_PER_PAGE, isPermanentError, type ErrorDecision } from './error-decision.ts';
 import { accountAttempts, dropAhead, fetchAhead, fetchPageOf, type Ahead } from './fetch-ahead.ts';
 import type { FetchedPage, PageVerdict, SliceContext, SliceHandler } from './kind.ts';
 import type { TaskOutcome } from './queue.ts';
@@ -104,6 +104,8 @@ export async function runSlice(sliceId: string, deps: SliceRunnerDeps): Promise<
   if (found.status !== SliceStatus.PENDING && found.status !== SliceStatus.RUNNING) return { kind: 'done' };
   if (!isLiveJobStatus(found.job.status)) return { kind: 'done' };
 
+  // Shutting down: a slice taken now would be marked running with nobody to walk it.
+  if (deps.signal.aborted) return { kind: 'later', atMs: Date.now() };
   const handler = handlerOf(found);
   // The walk's lease, then the cursor it walks from: read after the lease is taken, so a commit
   // of an older walk that landed in between is seen here and nothing of it is walked twice.
@@ -119,9 +121,12 @@ export async function runSlice(sliceId: string, deps: SliceRunnerDeps): Promise<
     db: deps.pool,
   };
 
-  // Whether this run committed a page: a transient failure after progress is a new problem,
-  // not one more attempt at an old one (BullMQ's attempt count only resets with a fresh run).
+  // Whether this run fetched a page: a transient failure after progress is a new problem, not one
+  // more attempt at an old one. BullMQ's attempt count belongs to the slice's queue entry for its
+  // whole life (a delay does not reset it), so such failures go back to the queue uncounted.
   let progressed = false;
+  // Whether a commit of this run succeeded (see the catch below).
+  let committed = false;
   // Requests the page at the current cursor has cost in this run (one retry layer: the bound).
   let pageRequests = 0;
   // The next page, fetched while this one commits (handlers whose next request depends only on
@@ -163,6 +168,7 @@ export async function runSlice(sliceId: string, deps: SliceRunnerDeps): Promise<
         ahead = fetchAhead(handler, params, plan.next, ctx);
       }
       const step = await commitAndDecide(slice, lease, page, verdict, plan, attempts, deps, log, ahead?.fetched ?? null);
+      committed = true;
       if (step.kind === 'paused') {
         // The page fetched ahead was requested before the pause: once sent, it is paid for, so it is
         // committed onto the paused slice (the guard takes a pending slice at this walk's cursor and
@@ -208,6 +214,15 @@ export async function runSlice(sliceId: string, deps: SliceRunnerDeps): Promise<
     // Whatever broke the walk (a commit's lost connection, say): the page fetched ahead is
     // cancelled or awaited, and its requests recorded, before the error goes on.
     if (ahead !== null) await dropAhead(ahead, slice, deps.pool, log);
+    // After this run committed pages, a failure (a connection lost mid-commit, a deadlock) is a new
+    // problem: back to the queue shortly, not one of the slice's BullMQ attempts, which would
+    // otherwise add up over a long walk and fail it after 8 such errors hours apart. A run that
+    // fails before any commit of its own is counted, so a commit that can never succeed still
+    // ends the slice (each run spends at most one page on it).
+    if (committed && !isPermanentError(error)) {
+      log.warn({ err: error }, 'walk broken after progress; back to the queue shortly');
+      return { kind: 'later', atMs: Date.now() + TRANSIENT_RETRY_MS };
+    }
     throw error;
   }
 }

@@ -211,6 +211,36 @@ describe('walks that fetch ahead of their commits', () => {
     expect(await getSlice(h.services.pool, sliceId)).toMatchObject({ pages: 0, cursor: null });
   });
 
+  it('the same failure after the run committed pages goes back to the queue uncounted (BullMQ attempts last the slice\'s life)', { timeout: 20_000 }, async () => {
+    const { jobId, sliceId } = await searchJob();
+    const start = served();
+    let commits = 0;
+    const commit = async (page: PageCommit, options?: CommitOptions) => {
+      if (++commits === 3) {
+        await options?.waitsFor;
+        throw new Error('connection terminated unexpectedly');
+      }
+      return commitPageAlone(h.services.pool, page);
+    };
+    const outcome = await runSlice(sliceId, runnerDeps(h.services, { commit }));
+    expect(outcome).toMatchObject({ kind: 'later' });
+    expect((outcome as { atMs: number }).atMs).toBeGreaterThan(Date.now());
+    // Two pages committed; the third failed, the fourth was fetched ahead of it: all recorded once.
+    expect(await getSlice(h.services.pool, sliceId)).toMatchObject({ pages: 2 });
+    expect(served() - start).toBe(4);
+    expect(await recorded(jobId)).toEqual({ logged: 4, spent: 4 });
+  });
+
+  it('a slice handed over while the worker shuts down is not taken: left pending, back to the queue, no request', async () => {
+    const { sliceId } = await searchJob();
+    const start = served();
+    const abort = new AbortController();
+    abort.abort();
+    expect(await runSlice(sliceId, runnerDeps(h.services, { signal: abort.signal }))).toMatchObject({ kind: 'later' });
+    expect(await getSlice(h.services.pool, sliceId)).toMatchObject({ status: 'pending' });
+    expect(served() - start).toBe(0);
+  });
+
   it('a walk to its end commits every page in cursor order, each once, to the exact set', { timeout: 30_000 }, async () => {
     const expected = expectedSearchIds(h.sim.world, QUERY);
     const { jobId, sliceId } = await searchJob();
