@@ -4,7 +4,7 @@
  * committed; the worker's delivery loop (src/jobs/notify.ts) claims due events per webhook, POSTs
  * them and records the outcome here. Delivery is at least once: receivers de-duplicate by id.
  */
-import type { Queryable } from './db.ts';
+import { withTransaction, type Pool, type Queryable } from './db.ts';
 
 export const EventType = {
   WATCH_NEW_TWEETS: 'watch.new_tweets',
@@ -43,8 +43,9 @@ export async function addEvent(db: Queryable, e: NewEvent): Promise<boolean> {
 }
 
 /**
- * Announces that a job ended (completed or failed) in the transaction that ended it: once per job
- * (the dedupe key), so a roll-up re-run after a crash sends nothing more.
+ * Announces that a job ended (completed or failed) in the transaction that ended it: once per
+ * ending (the dedupe key names the job and its newest slice), so a roll-up re-run after a crash
+ * sends nothing more, and a job a repair reopened announces its next end.
  */
 export async function addJobEndedEvent(db: Queryable, jobId: string, status: 'completed' | 'failed'): Promise<void> {
   const { rows } = await db.query<{ kind: string; tweets: string; users: string; requests: string; note: string | null; error_message: string | null }>(
@@ -54,11 +55,16 @@ export async function addJobEndedEvent(db: Queryable, jobId: string, status: 'co
   const j = rows[0];
   if (!j) return;
   const counts = `${j.tweets} tweets, ${j.users} users, ${j.requests} requests`;
+  // Once per ending: an `audit --repair` reopens a job with new slices, and its next end is news.
+  const { rows: gen } = await db.query<{ g: string }>(
+    `SELECT coalesce((extract(epoch FROM max(created_at)) * 1000000)::bigint, 0)::text AS g FROM job_slices WHERE job_id = $1::bigint`,
+    [jobId],
+  );
   const why = status === 'failed' ? `: ${j.error_message ?? 'unknown'}` : j.note ? ` (${j.note})` : '';
   await addEvent(db, {
     type: status === 'failed' ? EventType.JOB_FAILED : EventType.JOB_COMPLETED,
     jobId,
-    dedupeKey: `job-end:${jobId}`,
+    dedupeKey: `job-end:${jobId}:${gen[0]?.g ?? '0'}`,
     text: `harvest: job ${jobId} (${j.kind}) ${status}${why}; ${counts}`,
     data: { jobId, kind: j.kind, status, tweets: j.tweets, users: j.users, requests: j.requests, note: j.note, error: j.error_message },
   });
@@ -204,6 +210,15 @@ export async function recentlySyncedKeys(db: Queryable): Promise<string[]> {
  * in different deployments); a new period (another valid_until) or a refill re-arms the levels.
  */
 export async function recordKeyQuota(
+  pool: Pool,
+  q: { fingerprint: string; remaining: number; validUntil: Date | null },
+): Promise<{ level: number; notified: boolean }> {
+  // One transaction: the level is never marked announced without its event, and the upsert's row
+  // lock makes a second worker syncing the same key at once wait and see the level announced.
+  return withTransaction(pool, (client) => recordKeyQuotaIn(client, q));
+}
+
+async function recordKeyQuotaIn(
   db: Queryable,
   q: { fingerprint: string; remaining: number; validUntil: Date | null },
 ): Promise<{ level: number; notified: boolean }> {

@@ -5,7 +5,8 @@ import { parseNotifyUrls } from '../../src/config.ts';
 import { NotifyLoop } from '../../src/jobs/notify.ts';
 import { runWatchTick } from '../../src/jobs/watch.ts';
 import { silentLogger } from '../../src/logger.ts';
-import { failJob, pauseJobForQuota } from '../../src/store/job-runtime.ts';
+import { failJob, finishSlice, pauseJobForQuota, rollUpJob } from '../../src/store/job-runtime.ts';
+import { createJob, createSlices } from '../../src/store/jobs.ts';
 import { deliveryStates, recordKeyQuota, type EventBody } from '../../src/store/outbox.ts';
 import { finishWatchPass } from '../../src/store/watches.ts';
 import { runCli } from '../helpers/cli.ts';
@@ -188,6 +189,23 @@ describe('notifications', () => {
     expect((await sync(900, new Date('2027-01-01T00:00:00Z'))).notified).toBe(true);
     const { rows } = await pool().query<{ text: string }>(`SELECT payload->>'text' AS text FROM outbox WHERE type = 'quota.low' ORDER BY id`);
     expect(rows.map((r) => /below (\d+)%/.exec(r.text)?.[1])).toEqual(['20', '10', '20']);
+  });
+
+  it('a job that ends again after a repair reopened it announces that end too; a roll-up re-run does not', async () => {
+    const jobId = await createJob(pool(), { kind: 'search', params: { query: 'x' } });
+    const [first] = await createSlices(pool(), jobId, [{ kind: 'search', params: { query: 'x' } }]);
+    await finishSlice(pool(), { sliceId: first!, jobId, status: 'failed', errorCode: 'X', errorMessage: 'broke' });
+    await rollUpJob(pool(), jobId);
+    // What audit --repair does: new slices for the gaps, the job queued again.
+    await new Promise((r) => setTimeout(r, 5));
+    const [second] = await createSlices(pool(), jobId, [{ kind: 'search', params: { query: 'x' } }]);
+    await pool().query(`UPDATE job_slices SET status = 'done' WHERE id = $1::bigint`, [first]);
+    await pool().query(`UPDATE jobs SET status = 'queued', finished_at = NULL WHERE id = $1::bigint`, [jobId]);
+    await finishSlice(pool(), { sliceId: second!, jobId, status: 'done' });
+    await pool().query(`UPDATE jobs SET status = 'running' WHERE id = $1::bigint`, [jobId]);
+    await rollUpJob(pool(), jobId);
+    const { rows } = await pool().query<{ type: string }>(`SELECT type FROM outbox WHERE job_id = $1::bigint AND type LIKE 'job.%' ORDER BY id`, [jobId]);
+    expect(rows.map((r) => r.type)).toEqual(['job.failed', 'job.completed']);
   });
 
   it('harvest notify test sends one event to each webhook and says how it answered', async () => {
