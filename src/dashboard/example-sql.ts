@@ -17,7 +17,7 @@ export function exampleSqlFor(jobId: string, kind: string): ExampleSql[] {
     },
     {
       title: 'Tweets per day (docs/sql.md #2)',
-      sql: `SELECT day::date, tweets, authors, likes\nFROM job_daily_volume\nWHERE job_id = ${jobId}\nORDER BY day;`,
+      sql: `SELECT (day AT TIME ZONE 'UTC')::date AS day, tweets, authors, likes\nFROM job_daily_volume\nWHERE job_id = ${jobId}\nORDER BY day;`,
     },
     {
       title: 'The most active authors (docs/sql.md #3)',

@@ -122,7 +122,7 @@ ORDER BY 1;`,
     },
     {
       title: `Mentions of @${input.handle} per day (docs/sql.md #4)`,
-      sql: `SELECT day::date::text AS day, tweets, authors, likes
+      sql: `SELECT (day AT TIME ZONE 'UTC')::date::text AS day, tweets, authors, likes
 FROM handle_mentions_daily
 WHERE handle = $1 AND day >= $2
 ORDER BY day;`,
