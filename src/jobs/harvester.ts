@@ -19,6 +19,7 @@ import { recentLatencyMs } from '../store/job-status.ts';
 import { recordKeyQuota } from '../store/outbox.ts';
 import { NotifyLoop } from './notify.ts';
 import { GroupCommitter } from '../store/group-commit.ts';
+import { claimWorkerPrefix, PREFIX_HEARTBEAT_MS, touchWorkerPrefix } from '../store/worker-prefixes.ts';
 
 /**
  * How long a page fetched ahead of its commit may wait to share a transaction (GroupCommitter's
@@ -88,6 +89,8 @@ export class Harvester {
 
   async start(): Promise<void> {
     const s = this.#services;
+    // One prefix per database: refused while workers of another were seen lately (migration 0014).
+    await claimWorkerPrefix(s.pool, s.config.redisPrefix);
     await this.#refreshParallelism();
     const restored = await this.#reconcile();
     s.logger.info(restored, 'reconciled the queue with Postgres');
@@ -147,6 +150,7 @@ export class Harvester {
       this.#timers.push(t);
     };
     every(30_000, () => this.#refreshParallelism());
+    every(PREFIX_HEARTBEAT_MS, () => touchWorkerPrefix(s.pool, s.config.redisPrefix));
     // Notifications go out on a loop of their own: a dead webhook never slows a page.
     this.#notify = new NotifyLoop({ pool: s.pool, logger: s.logger, targets: s.config.notifyUrls, stalledAfterMs: s.config.stalledAfterMs, rateWaits: s.rateWaits });
     this.#notify.start();
