@@ -69,9 +69,16 @@ export interface RetryDeps {
 }
 
 
-/** Milliseconds until the next wall-clock second, plus jitter. */
+/**
+ * Node's timers may fire a millisecond or two before Date.now() says they are due (the loop's
+ * cached clock): a wait that ends exactly on the second could retry inside the second that met
+ * the 429.
+ */
+const TIMER_SLACK_MS = 3;
+
+/** Milliseconds until the next wall-clock second (and a little past it), plus jitter. */
 export function delayAfterRateLimit(now: number, jitterMs: number, random: () => number): number {
-  return 1000 - (now % 1000) + Math.floor(random() * (jitterMs + 1));
+  return 1000 - (now % 1000) + TIMER_SLACK_MS + Math.floor(random() * (jitterMs + 1));
 }
 
 export function delayAfterTransient(policy: RetryPolicy, random: () => number): number {

@@ -65,8 +65,8 @@ describe('withRetry', () => {
   });
 
   it('waits for the next wall-clock second after a 429', async () => {
-    expect(delayAfterRateLimit(10_250, 0, () => 0)).toBe(750);
-    expect(delayAfterRateLimit(10_999, 50, () => 0.999)).toBe(1 + 50);
+    expect(delayAfterRateLimit(10_250, 0, () => 0)).toBe(753);
+    expect(delayAfterRateLimit(10_999, 50, () => 0.999)).toBe(1 + 3 + 50);
     const gate = recordingGate('key-a');
     const times: number[] = [];
     await withRetry({ gate, policy: { maxAttemptsRateLimited: 2, rateLimitJitterMs: 0 } }, () => {
