@@ -4,6 +4,7 @@
  */
 import { Command, CommanderError } from 'commander';
 import { z } from 'zod';
+import { describeIssues } from '../api-client/page.ts';
 import { isAppError } from '../errors.ts';
 import { registerSimulatorCommand } from '../simulator/cli.ts';
 import { registerAuditCommand } from './commands/audit.ts';
@@ -60,9 +61,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
 
 /** The reason an unexpected error gets: one line (a ZodError's message is a JSON list of issues). */
 function oneLine(error: unknown): string {
-  if (error instanceof z.ZodError) {
-    return error.issues.slice(0, 3).map((i) => `${i.path.length > 0 ? `${i.path.join('.')}: ` : ''}${i.message}`).join('; ');
-  }
+  if (error instanceof z.ZodError) return describeIssues(error);
   const message = error instanceof Error ? error.message : String(error);
   return isAppError(error) ? message : (message.split('\n')[0] ?? '');
 }

@@ -48,23 +48,22 @@ export async function addEvent(db: Queryable, e: NewEvent): Promise<boolean> {
  * sends nothing more, and a job a repair reopened announces its next end.
  */
 export async function addJobEndedEvent(db: Queryable, jobId: string, status: 'completed' | 'failed'): Promise<void> {
-  const { rows } = await db.query<{ kind: string; tweets: string; users: string; requests: string; note: string | null; error_message: string | null }>(
-    `SELECT kind, tweets::text, users::text, requests_spent::text AS requests, note, error_message FROM jobs WHERE id = $1::bigint`,
+  // The generation names the job's newest slice: an `audit --repair` reopens a job with new
+  // slices, and its next end is news.
+  const { rows } = await db.query<{ kind: string; tweets: string; users: string; requests: string; note: string | null; error_message: string | null; generation: string }>(
+    `SELECT kind, tweets::text, users::text, requests_spent::text AS requests, note, error_message,
+            (SELECT coalesce((extract(epoch FROM max(s.created_at)) * 1000000)::bigint, 0)::text FROM job_slices s WHERE s.job_id = j.id) AS generation
+       FROM jobs j WHERE j.id = $1::bigint`,
     [jobId],
   );
   const j = rows[0];
   if (!j) return;
   const counts = `${j.tweets} tweets, ${j.users} users, ${j.requests} requests`;
-  // Once per ending: an `audit --repair` reopens a job with new slices, and its next end is news.
-  const { rows: gen } = await db.query<{ g: string }>(
-    `SELECT coalesce((extract(epoch FROM max(created_at)) * 1000000)::bigint, 0)::text AS g FROM job_slices WHERE job_id = $1::bigint`,
-    [jobId],
-  );
   const why = status === 'failed' ? `: ${j.error_message ?? 'unknown'}` : j.note ? ` (${j.note})` : '';
   await addEvent(db, {
     type: status === 'failed' ? EventType.JOB_FAILED : EventType.JOB_COMPLETED,
     jobId,
-    dedupeKey: `job-end:${jobId}:${gen[0]?.g ?? '0'}`,
+    dedupeKey: `job-end:${jobId}:${j.generation}`,
     text: `harvest: job ${jobId} (${j.kind}) ${status}${why}; ${counts}`,
     data: { jobId, kind: j.kind, status, tweets: j.tweets, users: j.users, requests: j.requests, note: j.note, error: j.error_message },
   });
