@@ -18,6 +18,7 @@ export {
   v3CounterpartOf,
 } from './errors.ts';
 export { InputError } from '../errors.ts';
+export { tweetLinkOf } from './input.ts';
 export { quarantineOf, type Page, type Quarantined } from './page.ts';
 export type { CommentCheck, DatedUser, KeyUsage, QuoteCheck, ScoredUser, Space } from './results.ts';
 export { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry.ts';

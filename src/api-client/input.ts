@@ -16,6 +16,15 @@ export const handleInput = z
 export const userIdInput = z.string().trim().refine(isCanonicalId, 'a user id is a positive int64 decimal string');
 export const numericIdInput = z.string().trim().refine(isCanonicalId, 'an id is a positive int64 decimal string');
 
+/**
+ * A tweet's link without its author's handle. Production documents bare ids only for tweet-info,
+ * tweet-info-bulk and article; its other `tweet_link` fields (comments, quotes, retweeters, the
+ * checks) say "tweet link", so jobs that know only the id send this form.
+ */
+export function tweetLinkOf(id: string): string {
+  return `https://x.com/i/web/status/${id}`;
+}
+
 export const linkInput = z
   .string()
   .trim()

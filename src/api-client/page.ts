@@ -141,7 +141,7 @@ export function readPage<S extends z.ZodType, T>(json: unknown, itemsKeys: reado
   const envelope = pageEnvelopeSchema(key).safeParse(json);
   if (!envelope.success) throw new EnvelopeError(describeIssues(envelope.error));
   const { [key]: items, next_cursor: nextCursor } = envelope.data as Record<string, unknown>;
-  return { ...readItems(items as unknown[], reader), nextCursor: nextCursor as string | null };
+  return { ...readItems((items ?? []) as unknown[], reader), nextCursor: nextCursor as string | null };
 }
 
 /** A bare JSON array of items (v2 tweet-info-bulk, follows, new-following-7d): one page, no cursor. */

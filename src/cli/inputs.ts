@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { InputError } from '../errors.ts';
+import { tweetLinkOf } from '../api-client/input.ts';
 import { isCanonicalId } from '../api-client/schemas/common.ts';
 import { jobIdSchema as storeJobIdSchema } from '../store/job-id.ts';
 
@@ -98,7 +99,7 @@ export const tweetRefSchema = z
       return issue(ctx, TWEET_EXPECTED);
     }
     if (!isCanonicalId(id)) return issue(ctx, 'expected a tweet link whose id has at most 19 digits without leading zeros (a positive int64)');
-    return { id, url: at === 1 ? `https://x.com/i/web/status/${id}` : `https://x.com/${who}/status/${id}` };
+    return { id, url: at === 1 ? tweetLinkOf(id) : `https://x.com/${who}/status/${id}` };
   });
 export type TweetRef = z.output<typeof tweetRefSchema>;
 

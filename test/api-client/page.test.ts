@@ -21,7 +21,14 @@ describe('page parsing with quarantine', () => {
     expect(readPage({ tweets: [] }, ['tweets'], tweetV3Reader).nextCursor).toBeNull();
   });
 
+  it('reads a null item list as an empty page (production sends empty values as null)', () => {
+    const page = readPage({ tweets: null, next_cursor: null }, ['tweets'], tweetV3Reader);
+    expect([page.items, page.quarantined, page.nextCursor]).toEqual([[], [], null]);
+    expect(readPage({ users: null, next_cursor: 'more' }, ['users'], tweetV3Reader).nextCursor).toBe('more');
+  });
+
   it('rejects an envelope of the wrong shape as a whole', () => {
+    expect(() => readPage({ next_cursor: null }, ['tweets'], tweetV3Reader)).toThrow(EnvelopeError);
     expect(() => readPage({ users: [] }, ['tweets'], tweetV3Reader)).toThrow(EnvelopeError);
     expect(() => readPage({ tweets: {} }, ['tweets'], tweetV3Reader)).toThrow(EnvelopeError);
     expect(() => readPage([], ['tweets'], tweetV3Reader)).toThrow(EnvelopeError);

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { World } from '../../src/simulator/model.ts';
 import { jobTweetIds, useHarness, type Harness } from '../helpers/harness.ts';
 
@@ -74,9 +74,17 @@ describe('job kinds end to end', () => {
       if (n > best) [root, best] = [i, n];
     }
     expect(best).toBeGreaterThan(20);
+    const comments = vi.spyOn(h.services.client, 'comments');
     const jobId = await h.submit({ kind: 'replies', params: { tweetId: w.tweets.idString(root) } });
     const snap = await h.runUntil(jobId);
     expect(snap.status).toBe('completed');
+    // Production documents a bare id only for tweet-info and article: the listing gets a link, and
+    // asks for the chronological order rather than the ranked default.
+    expect(comments.mock.calls.length).toBeGreaterThan(1);
+    for (const [params] of comments.mock.calls) {
+      expect(params).toMatchObject({ tweetLink: `https://x.com/i/web/status/${w.tweets.idString(root)}`, orderBy: 'Recency' });
+    }
+    comments.mockRestore();
     const expected = w.conversationReplies(root).filter((i) => visible(w, w.tweets.author(i))).map((i) => w.tweets.idString(i));
     const got = new Set(await jobTweetIds(h, jobId));
     for (const id of expected) expect(got.has(id)).toBe(true);

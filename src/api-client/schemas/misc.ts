@@ -14,12 +14,14 @@ export const handleAnswerSchema = z
 
 /**
  * A paged envelope: `{<itemsKey>: [...], next_cursor}`. Items stay unknown here: each one is
- * validated on its own so one bad item is quarantined instead of failing the page.
+ * validated on its own so one bad item is quarantined instead of failing the page. Production
+ * sends empty optional values as explicit `null` (service-production.md), so a `null` list is an
+ * empty page; a missing list key is still refused (an answer without it is not this listing).
  */
 function buildPageEnvelope(itemsKey: string) {
   return z
     .object({
-      [itemsKey]: z.array(z.unknown()),
+      [itemsKey]: z.array(z.unknown()).nullable(),
       next_cursor: cursorSchema,
     })
     .loose();

@@ -3,6 +3,7 @@
  * `conversation_id:` search; the store deduplicates what both find.
  */
 import { z } from 'zod';
+import { tweetLinkOf } from '../../api-client/index.ts';
 import type { JobKind, SliceHandler } from '../kind.ts';
 import { snowflakeId as tweetId } from './ids.ts';
 import { tweetPage } from './pages.ts';
@@ -28,7 +29,9 @@ export const commentsSlice: SliceHandler<RepliesJobParams> = {
   fetchAhead: true,
   async fetchPage(p, cursor, ctx) {
     const page = await ctx.client.comments(
-      { tweetLink: p.tweetId, ...(cursor ? { cursor } : {}) },
+      // Recency: the chronological listing. Relevance, the service's default, ranks replies, and a
+      // ranked listing can hold back low-ranked ones (the crawl wants every reply).
+      { tweetLink: tweetLinkOf(p.tweetId), orderBy: 'Recency', ...(cursor ? { cursor } : {}) },
       ctx.call,
     );
     return tweetPage('POST /v3/comments', page);
