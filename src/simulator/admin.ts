@@ -14,6 +14,7 @@ const faultsSchema = z
     errorRate500: rate,
     burst429: z.object({ everyMs: z.number().int().positive(), durationMs: z.number().int().nonnegative() }).nullable(),
     emptyPageRate: rate,
+    emptyEndRate: rate,
     repeatCursorAfterPages: z.number().int().positive().nullable(),
     slowRate: rate,
     slowMs: z.number().int().nonnegative(),

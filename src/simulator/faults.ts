@@ -52,6 +52,10 @@ export class FaultState {
     return this.#roll(this.#faults.emptyPageRate);
   }
 
+  emptyEnd(): boolean {
+    return this.#roll(this.#faults.emptyEndRate);
+  }
+
   /** True when the page after `pagesServed` pages should hand back the cursor it received. */
   repeatCursor(pagesServed: number): boolean {
     const n = this.#faults.repeatCursorAfterPages;
@@ -76,6 +80,7 @@ function validFaults(partial: Partial<Faults>): Partial<Faults> {
   const out: Partial<Faults> = { ...partial };
   if (out.errorRate500 !== undefined) out.errorRate500 = clampRate(out.errorRate500);
   if (out.emptyPageRate !== undefined) out.emptyPageRate = clampRate(out.emptyPageRate);
+  if (out.emptyEndRate !== undefined) out.emptyEndRate = clampRate(out.emptyEndRate);
   if (out.slowRate !== undefined) out.slowRate = clampRate(out.slowRate);
   return out;
 }

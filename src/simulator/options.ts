@@ -41,6 +41,11 @@ export interface Faults {
   burst429: { everyMs: number; durationMs: number } | null;
   /** Probability that a paged response is empty (200) with a cursor that continues. */
   emptyPageRate: number;
+  /**
+   * Probability that a paged response is empty (200) with no cursor: the outage that answered
+   * every endpoint empty (service-notes), which reads as the end of the results.
+   */
+  emptyEndRate: number;
   /** After this many pages of a walk, next_cursor repeats the cursor received. */
   repeatCursorAfterPages: number | null;
   /** Probability that a response is delayed by `slowMs` on top of the latency. */
@@ -87,6 +92,7 @@ export const DEFAULT_FAULTS: Faults = {
   errorRate500: 0,
   burst429: null,
   emptyPageRate: 0,
+  emptyEndRate: 0,
   repeatCursorAfterPages: null,
   slowRate: 0,
   slowMs: 0,

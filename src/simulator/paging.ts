@@ -36,6 +36,7 @@ export function paginate<T>(
   const served = state?.p ?? 0;
   const position: CursorPosition | null = state ? { ...state } : null;
   if (position) delete (position as { p?: number }).p;
+  if (ctx.faults.emptyEnd()) return { items: [], next: null };
   if (ctx.faults.emptyPage()) {
     return { items: [], next: encodeCursor(options.kind, options.scope, { ...(position ?? {}), p: served + 1 }) };
   }

@@ -5,7 +5,8 @@
  * other way round.
  *
  * Gap-proof: a pass moves the watermark only when it read down to where it started from (the
- * previous watermark, or the first pass's floor) or the service ended the walk. A pass cut short
+ * previous watermark, or the first pass's floor) or the service ended the walk (but not on an
+ * empty page above the watermark of a walk the service does not bound: passEnd). A pass cut short
  * (empty pages, a repeated cursor, a 404, a failure) keeps the watermark, so the next pass reads
  * the new items and then, in the same newest-first walk, what the short pass left unread; the
  * unread id range is recorded in `gaps` until a pass covers it. The watermark only moves forward
@@ -14,7 +15,7 @@
 import type { Pool, Queryable } from './db.ts';
 import { withTransaction } from './db.ts';
 import { addEvent, EventType } from './outbox.ts';
-import { isCompleteEnd } from './slice-ends.ts';
+import { isCompleteEnd, SliceEndReason } from './slice-ends.ts';
 import { TWITTER_EPOCH_MS } from './snowflake.ts';
 import { insertSlices } from './jobs.ts';
 import { isLiveJobStatus, LIVE_JOB_STATUSES, type JobPriority, type JobStatus } from './states.ts';
@@ -141,11 +142,32 @@ export async function getWatchRow(db: Queryable, jobId: string): Promise<WatchRo
 }
 
 interface PassSliceRow {
+  kind: string;
   end_reason: string | null;
   status: string;
   watermark: string | null;
   floor_ms: string | null;
   oldest: string | null;
+  empty_pages: number;
+}
+
+/** A pass that the service ended on an empty page above its watermark (see passReadItsRange). */
+const EMPTY_END = 'empty-end';
+
+/**
+ * Whether a finished pass's walk ended where its whole range was read, and if not, why not. The
+ * service's end of results counts, but for one case: a walk that nothing on the service's side
+ * bounds (every kind but search, whose passes carry `since_id:` or `since:`) ending on an EMPTY
+ * page above its watermark. The watermark's tweet was listed before, so the end came early: the
+ * outage that answers every endpoint empty (service-notes) looks exactly like that, and moving the
+ * watermark would skip, for good, what lay between the last page read and the watermark.
+ */
+function passEnd(s: PassSliceRow): { complete: true } | { complete: false; reason: string } {
+  if (s.status !== 'done') return { complete: false, reason: s.status === 'failed' ? 'failed' : (s.end_reason ?? 'failed') };
+  if (s.end_reason === null || s.end_reason === SliceEndReason.BOUND) return { complete: true };
+  if (!isCompleteEnd(s.end_reason)) return { complete: false, reason: s.end_reason };
+  const serviceBounded = s.kind === 'search';
+  return serviceBounded || s.watermark === null || s.empty_pages === 0 ? { complete: true } : { complete: false, reason: EMPTY_END };
 }
 
 /** The lower bound (exclusive) of what a pass walks: its watermark, or the id just below its floor. */
@@ -169,13 +191,15 @@ export async function finishWatchPass(
 ): Promise<WatchRow | null> {
   const finishedAt = (pass.finishedAt ?? new Date()).toISOString();
   const { rows: slices } = await db.query<PassSliceRow>(
-    `SELECT end_reason, status, params->>'watermarkId' AS watermark, params->>'floorMs' AS floor_ms, oldest_tweet_id::text AS oldest
+    // A keyword watch's first pass carries its floor as sinceMs (search.ts), the others as floorMs.
+    `SELECT kind, end_reason, status, params->>'watermarkId' AS watermark, coalesce(params->>'floorMs', params->>'sinceMs') AS floor_ms,
+            oldest_tweet_id::text AS oldest, empty_pages
        FROM job_slices WHERE job_id = $1::bigint AND (params->>'pass')::int = $2::int ORDER BY id DESC LIMIT 1`,
     [jobId, pass.pass],
   );
   const slice = slices[0];
-  const complete =
-    !slice || (slice.status === 'done' && (slice.end_reason === null || isCompleteEnd(slice.end_reason)));
+  // No slice: a caller recording a pass by hand.
+  const end = slice ? passEnd(slice) : ({ complete: true } as const);
   const { rows: updated } = await db.query<{ identity: string | null }>(
     `UPDATE watches SET
        passes = greatest(passes, $2::int),
@@ -192,7 +216,7 @@ export async function finishWatchPass(
   const scope = `(job_id = $1::bigint OR ($2::text IS NOT NULL AND identity = $2))`;
   const lower = slice ? passLowerBound(slice) : null;
   if (pass.newCount > 0) await newTweetsEvent(db, jobId, pass.pass, pass.newCount, lower);
-  if (complete) {
+  if (end.complete) {
     await db.query(
       `UPDATE watches SET high_watermark_id = greatest(high_watermark_id, $3::bigint),
               gaps = coalesce((SELECT jsonb_agg(g) FROM jsonb_array_elements(gaps) g
@@ -204,7 +228,7 @@ export async function finishWatchPass(
     const gap: WatchGap = {
       afterId: lower,
       beforeId: slice?.oldest ?? null,
-      reason: slice?.status === 'failed' ? 'failed' : (slice?.end_reason ?? 'failed'),
+      reason: end.reason,
       pass: pass.pass,
       jobId,
       at: finishedAt,

@@ -92,4 +92,60 @@ describe('gap-proof watermarks', () => {
     expect(after.passes).toBe(1);
     expect(after.gaps).toEqual([expect.objectContaining({ afterId: watermark, beforeId: newer, reason: 'failed' })]);
   });
+
+  it('an outage that answers empty pages without a cursor cuts a mentions pass short instead of ending it', async () => {
+    const w = h.sim.world;
+    const target = [...w.users]
+      .filter((u) => !u.protected && !u.suspended && !u.deleted && w.mentionsOf(u.index).length >= 3)
+      .sort((a, b) => w.mentionsOf(a.index).length - w.mentionsOf(b.index).length)[0]!;
+    // (--min-likes 0: an identity of its own)
+    const params = { handle: target.username, minLikes: 0 };
+    const first = await h.submit({ kind: 'mentions', params: { ...params, since: '2026-09-01' } });
+    expect((await h.runUntil(first, { timeoutMs: 60_000 })).status).toBe('completed');
+    const watermark = (await getWatchRow(h.services.pool, first))!.highWatermarkId;
+    const author = w.users.find((u) => !u.protected && !u.suspended && !u.deleted && u.index !== target.index)!;
+    const added = h.sim.control.addTweets(
+      Array.from({ length: 60 }, (_, i) => ({ authorHandle: author.username, text: `empty end @${target.username} ${i}` })),
+    );
+
+    const before = mentionRequests();
+    const cut = await h.submit({ kind: 'mentions', params });
+    const running = h.runUntil(cut, { timeoutMs: 60_000 });
+    while (mentionRequests() === before) await new Promise((r) => setTimeout(r, 2));
+    h.sim.control.setFaults({ emptyEndRate: 1 });
+    const cutSnap = await running;
+    h.sim.control.setFaults({ emptyEndRate: 0 });
+    expect(cutSnap.status).toBe('completed');
+    expect(mentionRequests() - before).toBe(2); // one page, then the empty end
+    const afterCut = (await getWatchRow(h.services.pool, cut))!;
+    expect(afterCut.highWatermarkId).toBe(watermark); // kept: the listing cannot end above it
+    expect(afterCut.gaps).toEqual([expect.objectContaining({ afterId: watermark, reason: 'empty-end' })]);
+
+    const healthy = await h.submit({ kind: 'mentions', params });
+    expect((await h.runUntil(healthy, { timeoutMs: 60_000 })).status).toBe('completed');
+    const final = (await getWatchRow(h.services.pool, healthy))!;
+    expect(final.gaps).toEqual([]);
+    expect(final.highWatermarkId).toBe(added.at(-1));
+    const all = await storedMentions(target.username);
+    for (const id of added) expect(all).toContain(id);
+  });
+
+  it("a keyword watch's first pass cut short records its unread range down to the floor", async () => {
+    const w = h.sim.world;
+    const word = 'gapfloor';
+    h.sim.control.addTweets(Array.from({ length: 30 }, (_, i) => ({ authorHandle: w.users.find((u) => !u.protected && !u.suspended && !u.deleted)!.username, text: `${word} ${i}` })));
+    const jobId = await h.submit({ kind: 'search', params: { query: word, everySeconds: 600 } });
+    const searches = () => h.sim.control.requestLog().filter((r) => r.path === '/v3/search-tweets').length;
+    const before = searches();
+    const running = h.runUntil(jobId, { until: ['scheduled', 'failed'], timeoutMs: 60_000 });
+    while (searches() === before) await new Promise((r) => setTimeout(r, 2));
+    h.sim.control.setFaults({ emptyPageRate: 1 });
+    await running;
+    h.sim.control.setFaults({ emptyPageRate: 0 });
+    const watch = (await getWatchRow(h.services.pool, jobId))!;
+    expect(watch.highWatermarkId).toBeNull();
+    // The floor is 7 days back: the gap starts just below its first id.
+    expect(watch.gaps).toEqual([expect.objectContaining({ reason: 'empty-pages' })]);
+    expect(BigInt(watch.gaps[0]!.afterId)).toBe(((BigInt(watch.floorMs!) - 1288834974657n) << 22n) - 1n);
+  });
 });
