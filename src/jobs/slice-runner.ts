@@ -23,7 +23,6 @@ import type { Pool } from '../store/db.ts';
 import { isLiveJobStatus, JobStatus, SliceStatus } from '../store/states.ts';
 import { sleep } from '../sleep.ts';
 import { recordSliceEnd, SliceEndReason } from '../store/slice-ends.ts';
-import { finishFailedPass } from '../store/watches.ts';
 import {
   endJob,
   failJob,
@@ -523,5 +522,4 @@ export async function failSlice(pool: Pool, sliceId: string, error: unknown): Pr
 async function endSliceFailed(pool: Pool, slice: SliceForRun, errorCode: string, errorMessage: string, lease?: string): Promise<void> {
   await recordSliceEnd(pool, slice.id, SliceEndReason.FAILED, lease);
   await finishSlice(pool, { sliceId: slice.id, jobId: slice.jobId, status: 'failed', errorCode, errorMessage, ...(lease !== undefined ? { lease } : {}) });
-  await finishFailedPass(pool, slice.jobId, slice.id);
 }

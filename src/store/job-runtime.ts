@@ -194,9 +194,11 @@ export async function finishSlice(pool: Pool, f: FinishSlice): Promise<JobStatus
     );
     await client.query('SELECT 1 FROM jobs WHERE id = $1::bigint FOR UPDATE', [f.jobId]);
     const slice = rows[0];
-    // Only a pass that read to its end may move the watermark: a failed pass left tweets unread
-    // below its newest, and the next pass must read them.
-    if (f.status === 'done' && slice && slice.pass !== null) {
+    // A watch pass is recorded with its slice's end, in this transaction: a crash in between left a
+    // failed pass uncounted (the next pass took its number, and the dedupe key its event) and its
+    // gap unrecorded. finishWatchPass moves the watermark only for a pass that read to its end: a
+    // failed pass left tweets unread below its newest, and the next pass must read them.
+    if (slice && slice.pass !== null) {
       await finishWatchPass(client, f.jobId, { pass: slice.pass, highWatermarkId: slice.newest, newCount: Number(slice.new_items) });
     }
     if (slice || f.lease === undefined) await appendJobNote(client, f.jobId, f.note);

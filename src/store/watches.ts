@@ -274,21 +274,6 @@ async function newTweetsEvent(db: Queryable, jobId: string, pass: number, count:
   });
 }
 
-/**
- * A pass whose slice failed: counted, watermark kept, its unread range recorded as a gap (the
- * roll-up, finishSlice, only records passes that ended done).
- */
-export async function finishFailedPass(db: Queryable, jobId: string, sliceId: string): Promise<void> {
-  const { rows } = await db.query<{ pass: number | null; newest: string | null; new_items: string }>(
-    `SELECT (params->>'pass')::int AS pass, newest_tweet_id::text AS newest, new_items::text
-       FROM job_slices WHERE id = $1::bigint AND status = 'failed'`,
-    [sliceId],
-  );
-  const r = rows[0];
-  if (!r || r.pass === null) return;
-  await finishWatchPass(db, jobId, { pass: r.pass, highWatermarkId: r.newest, newCount: Number(r.new_items) });
-}
-
 export interface WatchForPass {
   jobId: string;
   jobKind: string;

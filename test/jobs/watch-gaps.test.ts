@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { useHarness } from '../helpers/harness.ts';
 import { failSlice } from '../../src/jobs/slice-runner.ts';
 import { getWatchRow } from '../../src/store/watches.ts';
+import { finishSlice } from '../../src/store/job-runtime.ts';
 import { expectedSearchIds } from './ground-truth.ts';
 
 describe('gap-proof watermarks', () => {
@@ -147,5 +148,27 @@ describe('gap-proof watermarks', () => {
     // The floor is 7 days back: the gap starts just below its first id.
     expect(watch.gaps).toEqual([expect.objectContaining({ reason: 'empty-pages' })]);
     expect(BigInt(watch.gaps[0]!.afterId)).toBe(((BigInt(watch.floorMs!) - 1288834974657n) << 22n) - 1n);
+  });
+
+  it("a failed pass is counted in its slice's own end: no crash can leave it uncounted", async () => {
+    const w = h.sim.world;
+    const target = [...w.users]
+      .filter((u) => !u.protected && !u.suspended && !u.deleted && w.mentionsOf(u.index).length >= 3)
+      .sort((a, b) => w.mentionsOf(a.index).length - w.mentionsOf(b.index).length)[0]!;
+    // (--min-retweets 0: an identity of its own)
+    const author = w.users.find((u) => !u.protected && !u.suspended && !u.deleted && u.index !== target.index)!;
+    h.sim.control.addTweets([{ authorHandle: author.username, text: `seen @${target.username}` }]);
+    const first = await h.submit({ kind: 'mentions', params: { handle: target.username, since: '2026-09-01', minRetweets: 0 } });
+    expect((await h.runUntil(first, { timeoutMs: 60_000 })).status).toBe('completed');
+    const watermark = (await getWatchRow(h.services.pool, first))!.highWatermarkId!;
+    const next = await h.submit({ kind: 'mentions', params: { handle: target.username, minRetweets: 0 } });
+    const { rows } = await h.services.pool.query<{ id: string }>("SELECT id::text FROM job_slices WHERE job_id = $1 AND params ? 'pass'", [next]);
+    await h.services.pool.query("UPDATE job_slices SET status = 'running' WHERE id = $1", [rows[0]!.id]);
+    // The slice's end alone (a worker killed right after it): the pass is already recorded.
+    await finishSlice(h.services.pool, { sliceId: rows[0]!.id, jobId: next, status: 'failed', errorCode: 'X', errorMessage: 'gave up' });
+    const after = (await getWatchRow(h.services.pool, next))!;
+    expect(after.passes).toBe(1);
+    expect(after.highWatermarkId).toBe(watermark);
+    expect(after.gaps).toEqual([expect.objectContaining({ afterId: watermark, reason: 'failed' })]);
   });
 });
