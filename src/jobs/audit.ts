@@ -5,7 +5,8 @@
  * The job's range minus the union of what its slices covered is what is missing, each piece
  * with the reason of the walk that stopped above it. `repairJob` queues slices for exactly those
  * pieces. Other walks (a timeline, a list) have no range: a walk that stopped early is listed
- * whole and repaired by walking it again. Watch passes are left out: a watch's next pass reads
+ * whole and repaired by walking it again (a later walk of it to the end makes up for it). An end
+ * on an empty page after pages with items ('empty-end') is not complete. Watch passes are left out: a watch's next pass reads
  * its own gaps (watches.gaps).
  */
 import { DAY_MS, loadAuditInput, reopenJobForRepair, type AuditInput, type AuditSliceRow } from '../store/audit.ts';
@@ -142,8 +143,17 @@ export function auditFromInput(input: AuditInput): AuditReport {
       }
     }
   }
-  const unfinished: UnfinishedWalk[] = input.slices
-    .filter((s) => !isRanged(s) && s.params.pass === undefined && reasonOf(s) !== null)
+  const walks = input.slices.filter((s) => !isRanged(s) && s.params.pass === undefined);
+  // A walk read again to its end (a repair) makes up for the same walk stopped before it.
+  const walkKey = (s: AuditSliceRow): string => `${s.kind}:${JSON.stringify(s.params)}`;
+  const lastComplete = new Map<string, bigint>();
+  for (const s of walks) {
+    if (s.status !== 'done' || reasonOf(s) !== null) continue;
+    const at = lastComplete.get(walkKey(s));
+    if (at === undefined || BigInt(s.id) > at) lastComplete.set(walkKey(s), BigInt(s.id));
+  }
+  const unfinished: UnfinishedWalk[] = walks
+    .filter((s) => reasonOf(s) !== null && !((lastComplete.get(walkKey(s)) ?? -1n) > BigInt(s.id)))
     .map((s) => ({ sliceId: s.id, kind: s.kind, reason: reasonOf(s)!, params: s.params }));
   return {
     jobId: input.job.id,

@@ -15,7 +15,7 @@
 import type { Pool, Queryable } from './db.ts';
 import { withTransaction } from './db.ts';
 import { addEvent, EventType } from './outbox.ts';
-import { isCompleteEnd, SliceEndReason } from './slice-ends.ts';
+import { SliceEndReason } from './slice-ends.ts';
 import { TWITTER_EPOCH_MS } from './snowflake.ts';
 import { insertSlices } from './jobs.ts';
 import { isLiveJobStatus, LIVE_JOB_STATUSES, type JobPriority, type JobStatus } from './states.ts';
@@ -151,23 +151,23 @@ interface PassSliceRow {
   empty_pages: number;
 }
 
-/** A pass that the service ended on an empty page above its watermark (see passReadItsRange). */
-const EMPTY_END = 'empty-end';
-
 /**
  * Whether a finished pass's walk ended where its whole range was read, and if not, why not. The
- * service's end of results counts, but for one case: a walk that nothing on the service's side
- * bounds (every kind but search, whose passes carry `since_id:` or `since:`) ending on an EMPTY
- * page above its watermark. The watermark's tweet was listed before, so the end came early: the
- * outage that answers every endpoint empty (service-notes) looks exactly like that, and moving the
- * watermark would skip, for good, what lay between the last page read and the watermark.
+ * service's end of results counts, also on an empty page (EMPTY_END, which audit does not trust
+ * for backfills), but for one case: a walk that nothing on the service's side bounds (every kind
+ * but search, whose passes carry `since_id:` or `since:`) ending on an empty page above its
+ * watermark. The watermark's tweet was listed before, so that end came early: the outage that
+ * answers every endpoint empty (service-notes) looks exactly like it, and moving the watermark
+ * would skip, for good, what lay between the last page read and the watermark. A search pass's
+ * empty end is taken as its end: were it the service's normal way to end, refusing it would keep
+ * every multi-page pass from ever moving the watermark.
  */
 function passEnd(s: PassSliceRow): { complete: true } | { complete: false; reason: string } {
   if (s.status !== 'done') return { complete: false, reason: s.status === 'failed' ? 'failed' : (s.end_reason ?? 'failed') };
   if (s.end_reason === null || s.end_reason === SliceEndReason.BOUND) return { complete: true };
-  if (!isCompleteEnd(s.end_reason)) return { complete: false, reason: s.end_reason };
+  if (s.end_reason !== SliceEndReason.END && s.end_reason !== SliceEndReason.EMPTY_END) return { complete: false, reason: s.end_reason };
   const serviceBounded = s.kind === 'search';
-  return serviceBounded || s.watermark === null || s.empty_pages === 0 ? { complete: true } : { complete: false, reason: EMPTY_END };
+  return serviceBounded || s.watermark === null || s.empty_pages === 0 ? { complete: true } : { complete: false, reason: SliceEndReason.EMPTY_END };
 }
 
 /** The lower bound (exclusive) of what a pass walks: its watermark, or the id just below its floor. */
