@@ -18,7 +18,8 @@ import { addEvent, EventType } from './outbox.ts';
 import { SliceEndReason } from './slice-ends.ts';
 import { TWITTER_EPOCH_MS } from './snowflake.ts';
 import { insertSlices } from './jobs.ts';
-import { isLiveJobStatus, LIVE_JOB_STATUSES, type JobPriority, type JobStatus } from './states.ts';
+import { InputError } from '../errors.ts';
+import { isLiveJobStatus, JobStatus, LIVE_JOB_STATUSES, type JobPriority } from './states.ts';
 
 export interface WatchGap {
   /** The unread range starts above this id (exclusive): the watermark the pass started from. */
@@ -102,6 +103,7 @@ export interface NewWatch {
  * watermark (the greater of that and the seed), floor and open gaps.
  */
 export async function createWatch(db: Queryable, watch: NewWatch): Promise<void> {
+  if (watch.identity && watch.everySeconds !== null) await refuseSecondSchedule(db, watch.identity);
   await db.query(
     `WITH prior AS (
        SELECT high_watermark_id, floor_ms, gaps FROM watches
@@ -124,6 +126,28 @@ export async function createWatch(db: Queryable, watch: NewWatch): Promise<void>
       watch.seedWatermarkId ?? null,
     ],
   );
+}
+
+/**
+ * One schedule per identity: two scheduled watches of one target and filters would each read the
+ * same pages from the same watermark at every interval (passes never overlap within a job, not
+ * across jobs). Serialised on the identity, so two submits at once cannot both pass.
+ */
+async function refuseSecondSchedule(db: Queryable, identity: string): Promise<void> {
+  await db.query('SELECT pg_advisory_xact_lock(hashtext($1))', [identity]);
+  const { rows } = await db.query<{ job_id: string; status: string }>(
+    `SELECT w.job_id::text, j.status FROM watches w JOIN jobs j ON j.id = w.job_id
+      WHERE w.identity = $1 AND w.every_seconds IS NOT NULL AND j.status = ANY($2::text[])
+      ORDER BY w.job_id LIMIT 1`,
+    [identity, [...LIVE_JOB_STATUSES, JobStatus.PAUSED]],
+  );
+  const other = rows[0];
+  if (other) {
+    throw new InputError(
+      `job ${other.job_id} already watches this target with these filters on a schedule (${other.status}): ` +
+        `a second schedule would buy every page twice; cancel job ${other.job_id} first, or use other filters`,
+    );
+  }
 }
 
 /** The upper bound (ms) of a job's time-ranged backfill slices, or null when it has none. */

@@ -47,7 +47,8 @@ describe('the spending gate (HARVEST_CONFIRM_ABOVE, --yes)', () => {
     expect(refused.err).toMatch(/~8,640 requests \(its first month: a pass every 5m, one request each at least\)/);
     expect(await jobs()).toBe(before);
     expect((await runCli(['mentions', 'jack', '--every', '1h'], h.env)).code).toBe(0); // 720 a month
-    const yes = await runCli(['mentions', 'jack', '--every', '5m', '--yes'], h.env);
+    // (another handle: one identity has one schedule)
+    const yes = await runCli(['mentions', 'jill', '--every', '5m', '--yes'], h.env);
     expect(yes.code, yes.err).toBe(0);
     expect(await jobs()).toBe(before + 2);
   });

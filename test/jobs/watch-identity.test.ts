@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { jobTweetIds, useHarness } from '../helpers/harness.ts';
+import { runCli } from '../helpers/cli.ts';
 import { getWatch } from '../helpers/store-rows.ts';
 import { expectedSearchIds } from './ground-truth.ts';
 
@@ -73,5 +74,21 @@ describe('watch identity', () => {
     const stored = new Set(await jobTweetIds(h, full));
     const expected = expectedSearchIds(h.sim.world, `@${target.username} since:2026-09-01`);
     expect(expected.filter((id) => !stored.has(id))).toEqual([]);
+  });
+
+  it('a second schedule of one identity is refused in one line, until the first is cancelled', async () => {
+    const run = (argv: string[]) => runCli(argv, h.env);
+    const first = await run(['mentions', '@scheduledtwice', '--every', '5m', '--yes']);
+    expect(first.code).toBe(0);
+    const jobId = first.out.split('\n')[0]!;
+    const second = await run(['mentions', '@ScheduledTwice', '--every', '1h', '--yes']);
+    expect(second.code).not.toBe(0);
+    expect(second.err.trim().split('\n')).toHaveLength(1);
+    expect(second.err).toMatch(new RegExp(`job ${jobId} already watches this target`));
+    // Other filters are another identity; a one-shot pass is not a schedule.
+    expect((await run(['mentions', '@scheduledtwice', '--min-likes', '3', '--every', '5m', '--yes'])).code).toBe(0);
+    expect((await run(['mentions', '@scheduledtwice'])).code).toBe(0);
+    expect((await run(['cancel', jobId])).code).toBe(0);
+    expect((await run(['mentions', '@scheduledtwice', '--every', '1h', '--yes'])).code).toBe(0);
   });
 });
