@@ -5,6 +5,9 @@
  * `--repair` reads it again to the end.
  */
 import { describe, expect, it } from 'vitest';
+import { auditJob } from '../../src/jobs/audit.ts';
+import { conversationParentsSlice } from '../../src/jobs/kinds/conversations.ts';
+import { createJob, createSlices } from '../../src/store/jobs.ts';
 import { runCli } from '../helpers/cli.ts';
 import { jobTweetIds, useHarness } from '../helpers/harness.ts';
 
@@ -46,5 +49,28 @@ describe('a walk the service ends with an empty page', () => {
     );
     expect(rows[0]!.n).toBe(all);
     expect((await runCli(['audit', jobId], h.env)).code).toBe(0);
+  });
+
+  it("is the end of a walk that plans its own pages: a parents walk whose last level is gone", async () => {
+    const pub = h.sim.world.users.filter((u) => !u.protected && !u.suspended && !u.deleted);
+    const hidden = h.sim.world.users.find((u) => u.protected && !u.suspended && !u.deleted)!;
+    const [a, b] = pub;
+    const now = Date.now();
+    const [root] = h.sim.control.addTweets([{ authorHandle: a!.username, text: 'root', createdAtMs: now - 60_000 }]);
+    const [p1] = h.sim.control.addTweets([{ authorHandle: hidden.username, text: 'protected reply', inReplyToId: root!, createdAtMs: now - 50_000 }]);
+    const [p2] = h.sim.control.addTweets([{ authorHandle: b!.username, text: 'reply', inReplyToId: p1!, createdAtMs: now - 40_000 }]);
+    const [leaf] = h.sim.control.addTweets([{ authorHandle: a!.username, text: 'leaf', inReplyToId: p2!, createdAtMs: now - 30_000 }]);
+    const source = await h.submit({ kind: 'hydrate', params: { ids: [leaf!] } });
+    expect((await h.runUntil(source)).status).toBe('completed');
+    const jobId = await createJob(h.services.pool, { kind: 'conversations', params: { sourceJobId: source }, priority: 'backfill' });
+    const [sliceId] = await createSlices(h.services.pool, jobId, [{ kind: conversationParentsSlice.kind, params: { sourceJobId: source } }]);
+    await h.services.queues.enqueueSlice('backfill', { jobId, sliceId: sliceId! });
+    const snap = await h.runUntil(jobId, { timeoutMs: 60_000 });
+    expect(snap.status).toBe('completed');
+    expect(snap.note).toMatch(/no missing parent was returned/);
+    expect(snap.note).not.toMatch(/outage/);
+    const { rows } = await h.services.pool.query<{ pages: string; end_reason: string }>('SELECT pages::text, end_reason FROM job_slices WHERE job_id = $1', [jobId]);
+    expect(rows).toEqual([{ pages: '2', end_reason: 'end' }]);
+    expect((await auditJob(h.services.pool, jobId))?.complete).toBe(true);
   });
 });

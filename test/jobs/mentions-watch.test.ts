@@ -44,7 +44,8 @@ describe('mention watch', () => {
   it('two ticks at once start one pass (passes never overlap)', async () => {
     const w = h.sim.world;
     const target = w.users.find((u) => !u.protected && !u.suspended && !u.deleted && w.mentionsOf(u.index).length > 3)!;
-    const jobId = await h.submit({ kind: 'mentions', params: { handle: target.username, everySeconds: 3600 } });
+    // (--min-likes 0: an identity apart from the first test's schedule; one identity has one)
+    const jobId = await h.submit({ kind: 'mentions', params: { handle: target.username, everySeconds: 3600, minLikes: 0 } });
     await h.runUntil(jobId, { until: ['scheduled', 'failed'] });
     const [a, b] = await Promise.all([
       runWatchTick(jobId, { pool: h.services.pool, queues: h.services.queues }),
