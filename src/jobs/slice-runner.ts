@@ -28,6 +28,7 @@ import {
   failJob,
   finishSlice,
   loadSliceForRun,
+  pagesOfEarlierWalk,
   markSliceRunning,
   pauseJobForQuota,
   type SliceForRun,
@@ -405,8 +406,10 @@ async function commitAndDecide(
   }
   // A walk that keeps paging without bringing anything new (a service that cycles through
   // fresh cursors over the same items) would run forever: the page is committed, the walk ends.
+  // A repair that walks a stopped listing again from its first page re-reads, by design, the
+  // pages the stopped walk read: those do not count.
   const maxStale = deps.maxStalePages ?? DEFAULT_MAX_STALE_PAGES;
-  if (result.stalePages >= maxStale) {
+  if (result.stalePages >= maxStale && after.pages >= (await pagesOfEarlierWalk(deps.pool, slice)) + maxStale) {
     await recordSliceEnd(deps.pool, slice.id, SliceEndReason.STALE_PAGES, lease);
     const note = `slice ${slice.id}: ${result.stalePages} ${result.stalePages === 1 ? 'page' : 'pages'} in a row brought no new id; walk ended`;
     await finishSlice(deps.pool, { sliceId: slice.id, jobId: slice.jobId, status: 'done', lease, note });

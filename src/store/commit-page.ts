@@ -122,8 +122,10 @@ const LOCK_JOBS_SQL = `SELECT 1 FROM jobs WHERE id = ANY($1::bigint[]) ORDER BY 
 // What is new to the job is read here, not returned by the upserts (their answers are not awaited
 // either): a job_tweets / job_users row whose xmin is this transaction was inserted by this batch
 // (those upserts never update a row). A user is new when all of its rows for the job are this
-// transaction's (a new role of a known user is not a new user). Each id is credited to the first
-// page (in `ord` order) that carries it.
+// transaction's (a new role of a known user is not a new user); a page whose users took a new role
+// is still fresh for the stale-page count (a list's members already stored as the authors of its
+// tweets: each members page would count as stale, and the walk ended after 10). Each id is
+// credited to the first page (in `ord` order) that carries it.
 const ADVANCE_SQL = `
 WITH g AS (
   SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::boolean[],
@@ -141,13 +143,17 @@ nt AS (
   ) AS first GROUP BY ord
 ),
 nu AS (
-  SELECT ord, count(*) AS n FROM (
-    SELECT DISTINCT ON (g.job_id, p.user_id) p.ord
+  SELECT ord, count(*) FILTER (WHERE x.all_new) AS n, count(*) AS fresh FROM (
+    SELECT DISTINCT ON (g.job_id, p.user_id) p.ord, g.job_id, p.user_id
     FROM unnest($23::int[], $24::bigint[]) AS p(ord, user_id)
     JOIN g ON g.ord = p.ord
-    WHERE (SELECT bool_and(ju.xmin = pg_current_xact_id()::xid) FROM job_users ju WHERE ju.job_id = g.job_id AND ju.user_id = p.user_id)
     ORDER BY g.job_id, p.user_id, p.ord
-  ) AS first GROUP BY ord
+  ) AS first
+  CROSS JOIN LATERAL (
+    SELECT bool_and(ju.xmin = pg_current_xact_id()::xid) AS all_new, bool_or(ju.xmin = pg_current_xact_id()::xid) AS any_new
+      FROM job_users ju WHERE ju.job_id = first.job_id AND ju.user_id = first.user_id) AS x
+  WHERE x.any_new
+  GROUP BY ord
 ),
 req AS (
   INSERT INTO api_requests (at, endpoint, key_fingerprint, status, duration_ms, job_id, slice_id)
@@ -158,7 +164,8 @@ req AS (
 ),
 n AS (SELECT slice_id, count(*) AS requests FROM req GROUP BY slice_id),
 gn AS (
-  SELECT g.*, coalesce(n.requests, 0) AS requests, coalesce(nt.n, 0) AS new_tweets, coalesce(nu.n, 0) AS new_users
+  SELECT g.*, coalesce(n.requests, 0) AS requests, coalesce(nt.n, 0) AS new_tweets, coalesce(nu.n, 0) AS new_users,
+    coalesce(nu.fresh, 0) AS fresh_users
   FROM g LEFT JOIN n ON n.slice_id = g.slice_id LEFT JOIN nt ON nt.ord = g.ord LEFT JOIN nu ON nu.ord = g.ord
 ),
 s AS (
@@ -175,7 +182,7 @@ s AS (
     -- A page that lowers the slice's oldest tweet is still moving into the past: a watch pass
     -- re-reading stored pages on its way to an open gap is not stuck. (A first page has nothing
     -- to lower: it counts as before.)
-    stale_pages = CASE WHEN gn.new_tweets + gn.new_users = 0
+    stale_pages = CASE WHEN gn.new_tweets + gn.fresh_users = 0
       AND NOT coalesce(gn.oldest < js.oldest_tweet_id, false)
       THEN js.stale_pages + 1 ELSE 0 END,
     recent_cursors = CASE WHEN gn.recent_hash IS NULL THEN js.recent_cursors

@@ -177,6 +177,20 @@ export interface FinishSlice {
 }
 
 /**
+ * Pages an earlier walk of the same kind and params in the slice's job read (0 when none): an
+ * `audit --repair` walks a stopped listing (a list's members, a timeline) again from its first
+ * page, and what it re-reads brings nothing new. Read only when a walk reaches the stale limit.
+ */
+export async function pagesOfEarlierWalk(db: Queryable, slice: Pick<SliceForRun, 'id' | 'jobId' | 'kind' | 'params'>): Promise<number> {
+  const { rows } = await db.query<{ pages: number }>(
+    `SELECT coalesce(max(pages), 0)::int AS pages FROM job_slices
+      WHERE job_id = $1::bigint AND kind = $2 AND params = $3::jsonb AND id < $4::bigint`,
+    [slice.jobId, slice.kind, JSON.stringify(slice.params), slice.id],
+  );
+  return rows[0]?.pages ?? 0;
+}
+
+/**
  * Ends a slice and rolls its job up; a finished watch pass moves the watch's watermark. The last
  * page's commit may already have marked the slice done (atomically with its page): this step is
  * idempotent, so a crash between the two only means it runs again. Lock order: the slice row (its

@@ -92,3 +92,17 @@ describe('a page committed twice for one job', () => {
     expect(await getJob(db.pool, slice.jobId)).toMatchObject({ pages: 2, tweets: 2, users: 3 });
   });
 });
+
+describe('a page of users the job already found in another role', () => {
+  it('brings no new user but is not stale (a list whose members are the authors of its tweets)', async () => {
+    const slice = await newSlice();
+    const a = makeUser(id('100'));
+    const b = makeUser(id('100'));
+    await commitPage(db.pool, pageOf(slice, { tweets: [makeTweet(id(), a), makeTweet(id(), b)] }));
+    const members = { users: [a, b], userRole: 'member', expectedCursor: 'c1', nextCursor: 'c2' };
+    expect(await commitPage(db.pool, pageOf(slice, members))).toMatchObject({ newTweets: 0, newUsers: 0, stalePages: 0 });
+    // The same members again: nothing new in any role.
+    expect(await commitPage(db.pool, pageOf(slice, { ...members, expectedCursor: 'c2', nextCursor: 'c3' }))).toMatchObject({ stalePages: 1 });
+    expect(await getJob(db.pool, slice.jobId)).toMatchObject({ users: 2 });
+  });
+});

@@ -1,8 +1,9 @@
 /**
- * The outage that answers every endpoint empty (service-notes) can end a walk with an empty page
- * and no cursor. After pages with items that is not taken as the end of the results: the walk ends
- * `empty-end`, the job's note says so, `harvest audit` lists the walk as unfinished, and
- * `--repair` reads it again to the end.
+ * How walks end, and what audit makes of it. The outage that answers every endpoint empty
+ * (service-notes) can end a walk with an empty page and no cursor: after pages with items that is
+ * not taken as the end of the results (the walk ends `empty-end`, the job's note says so, `harvest
+ * audit` lists it, `--repair` reads it again), unless the walk plans its own pages. A repair that
+ * walks a stopped listing again re-reads its pages without taking them for a stuck service.
  */
 import { describe, expect, it } from 'vitest';
 import { auditJob } from '../../src/jobs/audit.ts';
@@ -72,5 +73,33 @@ describe('a walk the service ends with an empty page', () => {
     const { rows } = await h.services.pool.query<{ pages: string; end_reason: string }>('SELECT pages::text, end_reason FROM job_slices WHERE job_id = $1', [jobId]);
     expect(rows).toEqual([{ pages: '2', end_reason: 'end' }]);
     expect((await auditJob(h.services.pool, jobId))?.complete).toBe(true);
+  });
+});
+
+describe('audit --repair of a stopped listing', () => {
+  const h = useHarness();
+
+  it('re-reads the pages the stopped walk read without taking them for a stuck service', { timeout: 90_000 }, async () => {
+    const w = h.sim.world;
+    const list = [...w.lists].sort((a, b) => b.members.length - a.members.length)[0]!;
+    const jobId = await h.submit({ kind: 'list', params: { listId: list.id } });
+    expect((await h.runUntil(jobId, { timeoutMs: 60_000 })).status).toBe('completed');
+    const { rows } = await h.services.pool.query<{ id: string; pages: number }>(
+      "SELECT id::text, pages::int FROM job_slices WHERE job_id = $1 AND kind = 'list-members'",
+      [jobId],
+    );
+    expect(rows[0]!.pages).toBeGreaterThan(10); // more than HARVEST_MAX_STALE_PAGES
+    // As if a budget had stopped it: the repair walks it again from its first page, and every
+    // page it re-reads is one the job stored.
+    await h.services.pool.query("UPDATE job_slices SET end_reason = 'budget' WHERE id = $1", [rows[0]!.id]);
+    expect((await runCli(['audit', jobId], h.env)).code).toBe(2);
+    expect((await runCli(['audit', jobId, '--repair'], h.env)).out).toMatch(/repair: queued 1 slice/);
+    expect((await h.runUntil(jobId, { timeoutMs: 60_000 })).status).toBe('completed');
+    const { rows: repaired } = await h.services.pool.query<{ pages: number; end_reason: string }>(
+      "SELECT pages::int, end_reason FROM job_slices WHERE job_id = $1 AND kind = 'list-members' AND id > $2",
+      [jobId, rows[0]!.id],
+    );
+    expect(repaired).toEqual([{ pages: rows[0]!.pages, end_reason: 'end' }]);
+    expect((await runCli(['audit', jobId], h.env)).code).toBe(0);
   });
 });
