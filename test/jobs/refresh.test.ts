@@ -6,6 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { RefreshJobParams, submitRefresh } from '../../src/jobs/kinds/refresh.ts';
+import { refreshSpend } from '../../src/cli/commands/refresh.ts';
 import type { World } from '../../src/simulator/model.ts';
 import { jobSnapshot } from '../../src/store/job-status.ts';
 import { runCli } from '../helpers/cli.ts';
@@ -227,6 +228,9 @@ describe('harvest refresh', () => {
     const month = await runCli(['refresh', source, '--every', '6h', '--for', '3650d'], { ...h.env, HARVEST_CONFIRM_ABOVE: '100' });
     expect(month.code).not.toBe(0);
     expect(month.err).toMatch(/~360 requests \(a month: 120 passes, 3 requests a pass/);
+    // A tweet is re-read until it is older than --for: two days of 6-hour passes is 8 of them.
+    const days = refreshSpend({ sourceJobId: source, everySeconds: 6 * 3600, forSeconds: 2 * 86_400 }, { tweets: 250, requests: 3 });
+    expect(days).toEqual({ requests: 24, basis: '--for 2d00h: 8 passes, 3 requests a pass now (250 tweets)' });
     expect((await h.services.pool.query('SELECT 1 FROM jobs')).rowCount).toBe(jobs);
     expect(bulkRequests(h)).toBe(before);
 

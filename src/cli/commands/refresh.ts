@@ -14,7 +14,7 @@ import { jobExists } from '../../store/refresh.ts';
 import { cliRuntime, withServices, type CliState } from '../context.ts';
 import { capped, confirmSpend, terminalIo, type ConfirmIo, type ExpectedSpend } from '../confirm.ts';
 import { durationSchema, parseConcurrency, parseEvery, parseJobId, parsePositiveInt } from '../inputs.ts';
-import { formatCount } from '../progress.ts';
+import { formatCount, formatDuration } from '../progress.ts';
 import { waitForJob } from '../wait.ts';
 
 const SPAN_MESSAGE = 'expected a duration like 30m, 24h, 7d or 1h30m (at most 10 years)';
@@ -81,16 +81,20 @@ const MONTH_S = 30 * 86_400;
 
 /**
  * What a refresh is expected to spend: its first pass (one request per 100 tweets), and for a
- * scheduled one a month of passes at that size (tweets keep arriving in a watched source job).
+ * scheduled one that many passes at that size: a tweet is re-read until it is older than --for,
+ * so today's tweets take at most --for ÷ --every passes; counted over a month at most (tweets keep
+ * arriving in a watched source job).
  */
 export function refreshSpend(params: RefreshJobParams, firstPass: { tweets: number; requests: number }): ExpectedSpend {
   if (params.everySeconds === undefined) {
     return { requests: firstPass.requests, basis: `${formatCount(firstPass.tweets)} tweets, 100 a request` };
   }
-  const passes = Math.ceil(MONTH_S / params.everySeconds);
+  const horizon = Math.min(MONTH_S, params.forSeconds ?? MONTH_S);
+  const passes = Math.ceil(horizon / params.everySeconds);
+  const span = horizon < MONTH_S ? `--for ${formatDuration(horizon)}` : 'a month';
   return {
     requests: firstPass.requests * passes,
-    basis: `a month: ${formatCount(passes)} passes, ${formatCount(firstPass.requests)} requests a pass now (${formatCount(firstPass.tweets)} tweets)`,
+    basis: `${span}: ${formatCount(passes)} passes, ${formatCount(firstPass.requests)} requests a pass now (${formatCount(firstPass.tweets)} tweets)`,
   };
 }
 
