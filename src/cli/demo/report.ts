@@ -122,10 +122,12 @@ ORDER BY 1;`,
     },
     {
       title: `Mentions of @${input.handle} per day (docs/sql.md #4)`,
-      sql: `SELECT (day AT TIME ZONE 'UTC')::date::text AS day, tweets, authors, likes
-FROM handle_mentions_daily
-WHERE handle = $1 AND day >= $2
-ORDER BY day;`,
+      sql: `SELECT (created_at AT TIME ZONE 'UTC')::date::text AS day, count(*) AS tweets,
+       count(DISTINCT author_id) AS authors, coalesce(sum(like_count), 0) AS likes
+FROM tweets
+WHERE mentions @> ARRAY[$1::text] AND created_at >= ($2::date::timestamp AT TIME ZONE 'UTC')
+GROUP BY 1
+ORDER BY 1;`,
       params: [input.handle.toLowerCase(), input.since],
     },
   ];
