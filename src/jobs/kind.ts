@@ -134,4 +134,11 @@ export interface JobKind<P = unknown> {
   stopAt?(params: P, progress: { tweets: number }): string | null;
   /** Watch kinds: the slice of the next pass. */
   passSlice?(params: P, input: WatchPassInput): SliceSpec;
+  /**
+   * What `jobs.params` keeps when not all of the params (default: all of them), for a kind whose
+   * slices carry everything and that nothing plans from again (no stopAt, no passSlice). Hydrate's
+   * ids live in its slices: a million of them in jobs.params (22 MB) were read back with every
+   * slice run, every `--wait` poll and every dashboard refresh.
+   */
+  recordedParams?(params: P): Record<string, unknown>;
 }

@@ -32,7 +32,7 @@ export async function submitJob(deps: SubmitDeps, input: SubmitInput): Promise<{
   const { jobId, queued } = await withTransaction(deps.pool, async (client) => {
     const id = await createJob(client, {
       kind: kind.kind,
-      params: params as Record<string, unknown>,
+      params: kind.recordedParams?.(params) ?? (params as Record<string, unknown>),
       priority: kind.priority,
       maxRequests: input.maxRequests ?? null,
     });

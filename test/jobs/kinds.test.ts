@@ -101,5 +101,8 @@ describe('job kinds end to end', () => {
     expect(h.sim.control.requestLog().filter((r) => r.path.includes('tweet-info-bulk')).length - before).toBe(3);
     expect(await jobTweetIds(h, jobId)).toEqual([...ids].sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1)));
     expect(snap.note).toMatch(/not returned/);
+    // The ids are in the slices; the job row keeps their number (a million ids were 22 MB, read
+    // back with every slice run and status poll).
+    expect(snap.params).toEqual({ idCount: ids.length + 1 });
   });
 });

@@ -22,6 +22,8 @@ export const hydrateJob: JobKind<HydrateJobParams> = {
   plan(params) {
     return hydrateSlices(params.ids);
   },
+  // The ids are in the slices (100 each); the job row says how many there were.
+  recordedParams: (params) => ({ idCount: new Set(params.ids).size }),
 };
 
 /** Pure: ids (duplicates dropped) → hydrate slices of at most 100 ids, one request each. */
