@@ -38,6 +38,16 @@ export async function storedTweetIds(db: Queryable, ids: readonly string[]): Pro
   return new Set(rows.map((r) => r.id));
 }
 
+/** The stored reply_count of each of `ids` that is stored (counts from the tweets' last observation). */
+export async function rootReplyCounts(db: Queryable, ids: readonly string[]): Promise<Map<string, number>> {
+  if (ids.length === 0) return new Map();
+  const { rows } = await db.query<{ id: string; n: string }>(
+    'SELECT id::text, coalesce(reply_count, 0)::text AS n FROM tweets WHERE id = ANY($1::bigint[])',
+    [ids],
+  );
+  return new Map(rows.map((r) => [r.id, Number(r.n)]));
+}
+
 /**
  * The roots whose replies complete the job's threads: the conversation of every tweet of the job
  * that is a reply or has replies (a lone tweet with none has no thread to complete). Ascending.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { conversationParentsSlice, submitConversations } from '../../src/jobs/kinds/conversations.ts';
+import { conversationParentsSlice, estimateConversations, submitConversations } from '../../src/jobs/kinds/conversations.ts';
 import { createJob, createSlices } from '../../src/store/jobs.ts';
 import { runCli } from '../helpers/cli.ts';
 import { useHarness, type Harness } from '../helpers/harness.ts';
@@ -112,6 +112,16 @@ describe('conversations', () => {
     expect(refused.code).not.toBe(0);
     expect(refused.err).toMatch(/^harvest: HARVEST_API_KEYS is not set/);
     expect(await jobs()).toBe(count);
+  });
+
+  it("weighs each root's reply walks by its stored reply count", async () => {
+    const t = addThread(h);
+    const source = await sourceJob(h, [t.root, t.leaf]);
+    // The root as stored says 45 replies: 3 pages for each of its two walks. One parent (p2) is
+    // missing one level up.
+    await h.services.pool.query('UPDATE tweets SET reply_count = 45 WHERE id = $1::bigint', [t.root]);
+    const e = await estimateConversations(h.services.pool, { sourceJobId: source });
+    expect(e).toEqual({ missingParents: 1, roots: 1, rootReplies: 45, requests: 1 + 2 * 3 });
   });
 
   it('refuses an unknown or malformed job id with one line, queueing nothing', async () => {

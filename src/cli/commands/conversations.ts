@@ -48,7 +48,9 @@ export function registerConversationsCommand(program: Command, state: CliState):
       await withServices(runtime, async (services) => {
         await assertSourceJob(services.pool, params.sourceJobId);
         const e = await estimateConversations(services.pool, params);
-        const basis = `${formatCount(e.missingParents)} missing parents one level up, 100 a request; ${formatCount(e.roots)} roots, two reply walks each`;
+        const basis =
+          `${formatCount(e.missingParents)} missing parents one level up, 100 a request; ` +
+          `${formatCount(e.roots)} roots with ${formatCount(e.rootReplies)} replies by their stored counts, two reply walks each, 20 a page`;
         if (o.estimate) {
           console.log(`requests   at least ${formatCount(e.requests)}${maxRequests === undefined ? '' : ` (--max-requests ${formatCount(maxRequests)} caps it)`}`);
           console.log(`basis      ${basis}`);

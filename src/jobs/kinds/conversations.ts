@@ -17,7 +17,7 @@ import { z } from 'zod';
 import { quarantineOf } from '../../api-client/index.ts';
 import type { Pool, Queryable } from '../../store/db.ts';
 import { withTransaction } from '../../store/db.ts';
-import { conversationRoots, missingParents, storedTweetIds } from '../../store/conversations.ts';
+import { conversationRoots, rootReplyCounts, missingParents, storedTweetIds } from '../../store/conversations.ts';
 import { jobIdSchema } from '../../store/job-id.ts';
 import { createJob, insertSlices } from '../../store/jobs.ts';
 import type { FetchedPage, JobKind, SliceHandler, SliceSpec } from '../kind.ts';
@@ -102,16 +102,35 @@ export interface ConversationsEstimate {
   /** Parents missing one level up (each further level is known only once this one is fetched). */
   missingParents: number;
   roots: number;
-  /** At least: a request per 100 missing parents, plus each root's two reply walks' first pages. */
+  /** Direct replies the stored roots say they have (their reply_count), summed. */
+  rootReplies: number;
+  /**
+   * At least: a request per 100 missing parents, plus each root's two reply walks, each a page per
+   * 20 of the replies its stored reply_count gives (one page when the root is not stored).
+   */
   requests: number;
 }
 
-/** Counted in Postgres: no request. A lower bound: further levels and further reply pages add to it. */
+/** Replies a walk's page holds at most (comments and search both answer up to 20). */
+const REPLY_PAGE = 20;
+
+/**
+ * Counted in Postgres: no request. A lower bound: further levels of parents, and replies to
+ * replies (a conversation search reads them too), add to it.
+ */
 export async function estimateConversations(db: Queryable, params: ConversationsJobParams): Promise<ConversationsEstimate> {
   const p = ConversationsJobParams.parse(params);
   const missing = await missingParents(db, p.sourceJobId, [], 1_000_000);
   const roots = await conversationRoots(db, p.sourceJobId);
-  return { missingParents: missing.length, roots: roots.length, requests: Math.ceil(missing.length / BULK_SIZE) + 2 * roots.length };
+  const replies = await rootReplyCounts(db, roots);
+  let requests = Math.ceil(missing.length / BULK_SIZE);
+  let rootReplies = 0;
+  for (const root of roots) {
+    const n = replies.get(root) ?? 0;
+    rootReplies += n;
+    requests += 2 * Math.max(1, Math.ceil(n / REPLY_PAGE));
+  }
+  return { missingParents: missing.length, roots: roots.length, rootReplies, requests };
 }
 
 export interface ConversationsSubmitDeps {
