@@ -69,29 +69,28 @@ describe('docs/sql.md examples', () => {
 });
 
 describe('docs/sql.md example 9 (who left a list)', () => {
-  it('flags only the members the latest complete crawl did not see, however many pages it took', async () => {
+  it('flags only the members the latest complete crawl did not see, whatever the clocks that stamped its pages', async () => {
     const sql = examples.find((e) => e.title.startsWith('9.'))!.sql;
     const list = '1500000000000000001';
     const leftOf = async () =>
       Object.fromEntries((await db.pool.query<{ id: string; left_list: boolean | null }>(sql)).rows.map((r) => [r.id, r.left_list]));
     // No complete crawl of the members yet: nobody is known to have left.
     expect(Object.values(await leftOf()).every((v) => v === null)).toBe(true);
-    // A crawl of many pages, each stamping its own members a little later; one member it did not see.
+    // A complete crawl that saw alice and carol as members, not bob. Its worker's clock ran an hour
+    // behind: the stamps it wrote are older than the job's creation, and change nothing.
     const jobId = await createJob(db.pool, { kind: 'list', params: { listId: list } });
-    await db.pool.query(`UPDATE jobs SET created_at = '2026-10-01T00:00:00Z' WHERE id = $1::bigint`, [jobId]);
     const [sliceId] = await createSlices(db.pool, jobId, [{ kind: 'list-members', params: { listId: list } }]);
     await db.pool.query(`UPDATE job_slices SET status = 'done', end_reason = 'end' WHERE id = $1::bigint`, [sliceId]);
     await db.pool.query(
-      `UPDATE list_members SET last_seen_at = CASE user_id WHEN 1700000000000000001 THEN '2026-10-01T00:00:05Z'::timestamptz
-                                                           ELSE '2026-09-02T00:00:00Z'::timestamptz END
-        WHERE list_id = $1::bigint`,
+      `INSERT INTO list_members (list_id, user_id, first_seen_at, last_seen_at) VALUES ($1::bigint, 1700000000000000003, now(), now() - interval '1 hour')`,
       [list],
     );
-    await db.pool.query(
-      `INSERT INTO list_members (list_id, user_id, first_seen_at, last_seen_at) VALUES ($1::bigint, 1700000000000000003, now(), '2026-10-01T00:09:00Z')`,
-      [list],
-    );
+    await db.pool.query(`UPDATE list_members SET last_seen_at = now() - interval '1 hour' WHERE list_id = $1::bigint AND user_id = 1700000000000000001`, [list]);
     await db.pool.query(`INSERT INTO users (id, username, source, raw, first_seen_at, last_seen_at) VALUES (1700000000000000003, 'carol', 'v3', '{}', now(), now()) ON CONFLICT DO NOTHING`);
+    await db.pool.query(
+      `INSERT INTO job_users (job_id, user_id, role) VALUES ($1::bigint, 1700000000000000001, 'list_member'), ($1::bigint, 1700000000000000003, 'list_member'), ($1::bigint, 1700000000000000002, 'author')`,
+      [jobId],
+    );
     expect(await leftOf()).toEqual({ '1700000000000000001': false, '1700000000000000002': true, '1700000000000000003': false });
   });
 });
