@@ -124,6 +124,27 @@ describe('conversations', () => {
     expect(e).toEqual({ missingParents: 1, roots: 1, rootReplies: 45, requests: 1 + 2 * 3 });
   });
 
+  it('a job its budget stopped continues with audit --repair, walking only what did not finish', { timeout: 90_000 }, async () => {
+    const [t1, t2] = [addThread(h), addThread(h)];
+    const source = await sourceJob(h, [t1.leaf, t2.leaf]);
+    const { jobId } = await submitConversations(
+      { pool: h.services.pool, queues: h.services.queues, budgets: h.services.gate },
+      { params: { sourceJobId: source }, maxRequests: 2 },
+    );
+    expect((await h.runUntil(jobId, { timeoutMs: 60_000 })).status).toBe('completed');
+    expect((await runCli(['audit', jobId], h.env)).code).toBe(2);
+    const repair = await runCli(['audit', jobId, '--repair', '--max-requests', '100'], h.env);
+    expect(repair.out).toMatch(/repair: queued \d+ slice/);
+    expect((await h.runUntil(jobId, { timeoutMs: 60_000 })).status).toBe('completed');
+    const audit = await runCli(['audit', jobId], h.env);
+    expect(audit.code, audit.out).toBe(0);
+    const { rows } = await h.services.pool.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM job_tweets WHERE job_id = $1::bigint AND tweet_id = ANY($2::bigint[])',
+      [jobId, [t1.root, t1.sibling, t2.root, t2.sibling]],
+    );
+    expect(rows[0]!.n).toBe(4);
+  });
+
   it('refuses an unknown or malformed job id with one line, queueing nothing', async () => {
     const jobs = async () => (await h.services.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM jobs')).rows[0]!.n;
     const count = await jobs();
