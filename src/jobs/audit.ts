@@ -12,7 +12,7 @@
 import { DAY_MS, loadAuditInput, reopenJobForRepair, type AuditInput, type AuditSliceRow } from '../store/audit.ts';
 import type { Pool } from '../store/db.ts';
 import type { NewSlice } from '../store/jobs.ts';
-import { isCompleteEnd } from '../store/slice-ends.ts';
+import { isCompleteEnd, SliceEndReason } from '../store/slice-ends.ts';
 import type { HarvestQueues } from './queue.ts';
 
 export interface UncoveredRange {
@@ -33,6 +33,17 @@ export interface UnfinishedWalk {
   params: Record<string, unknown>;
 }
 
+/** A walk the service ended at once with nothing (a quiet range, or an outage answering empty). */
+export interface EmptyWalk {
+  sliceId: string;
+  kind: string;
+  /** What walking it again takes: the slice's kind and params (a ranged one's own range). */
+  params: Record<string, unknown>;
+  /** A ranged walk's range. */
+  sinceMs: number | null;
+  untilMs: number | null;
+}
+
 export interface AuditDay {
   day: string;
   tweets: number;
@@ -48,6 +59,13 @@ export interface AuditReport {
   days: AuditDay[];
   uncovered: UncoveredRange[];
   unfinished: UnfinishedWalk[];
+  /**
+   * Walks that ended at the service's word with no item at all. They count as complete (a quiet
+   * range looks the same), but the service has had outages answering every endpoint empty
+   * (service-notes): `--repair --recheck-empty` reads them again. The latest walk of each range or
+   * listing only: one read again and still empty is listed once.
+   */
+  answeredEmpty: EmptyWalk[];
   complete: boolean;
 }
 
@@ -162,8 +180,39 @@ export function auditFromInput(input: AuditInput): AuditReport {
     days: auditDays(input, ranged, uncovered),
     uncovered,
     unfinished,
+    answeredEmpty: answeredEmpty(input.slices),
     complete: uncovered.length === 0 && unfinished.length === 0,
   };
+}
+
+/** What walking `s` again takes: a ranged walk over its own range (a hand-over point included). */
+function rewalkParams(s: AuditSliceRow): Record<string, unknown> {
+  if (!isRanged(s)) return s.params;
+  const n = nominal(s);
+  return { ...withoutBounds(s.params), ...(Number.isFinite(n.lo) ? { sinceMs: n.lo } : {}), untilMs: n.hi };
+}
+
+function answeredEmpty(slices: readonly AuditSliceRow[]): EmptyWalk[] {
+  const latest = new Map<string, AuditSliceRow>();
+  for (const s of slices) {
+    if (s.params.pass !== undefined || s.status !== 'done') continue;
+    const key = `${s.kind}:${JSON.stringify(rewalkParams(s))}`;
+    const seen = latest.get(key);
+    if (!seen || BigInt(s.id) > BigInt(seen.id)) latest.set(key, s);
+  }
+  return [...latest.values()]
+    .filter((s) => s.items === 0 && s.endReason === SliceEndReason.END)
+    .map((s) => {
+      const params = rewalkParams(s);
+      return {
+        sliceId: s.id,
+        kind: s.kind,
+        params,
+        sinceMs: typeof params.sinceMs === 'number' ? params.sinceMs : null,
+        untilMs: typeof params.untilMs === 'number' ? params.untilMs : null,
+      };
+    })
+    .sort((a, b) => (BigInt(a.sliceId) < BigInt(b.sliceId) ? -1 : 1));
 }
 
 /** Per UTC day of the job's range: tweets stored, pages (a walk's pages spread over the days it covered), stops. */
@@ -205,15 +254,24 @@ export async function auditJob(pool: Pool, jobId: string): Promise<AuditReport |
   return input ? auditFromInput(input) : null;
 }
 
-/** The slices that walk exactly the uncovered ranges and the unfinished walks again. */
-export function repairSlices(report: AuditReport): NewSlice[] {
+/**
+ * The slices that walk exactly the uncovered ranges and the unfinished walks again, and with
+ * `recheckEmpty` the walks the service answered empty.
+ */
+export function repairSlices(report: AuditReport, options: RepairOptions = {}): NewSlice[] {
   return [
     ...report.uncovered.map((u) => ({
       kind: u.kind,
       params: { ...u.base, ...(u.sinceMs !== null ? { sinceMs: u.sinceMs } : {}), untilMs: u.untilMs },
     })),
     ...report.unfinished.filter((w) => w.reason !== 'still walking').map((w) => ({ kind: w.kind, params: w.params })),
+    ...(options.recheckEmpty ? report.answeredEmpty.map((w) => ({ kind: w.kind, params: w.params })) : []),
   ];
+}
+
+export interface RepairOptions {
+  /** Also walk again what the service answered empty (after an outage that answered empty). */
+  recheckEmpty?: boolean;
 }
 
 const isClaimed = (s: AuditSliceRow): boolean => s.status === 'pending' || s.status === 'running';
@@ -223,7 +281,7 @@ const isClaimed = (s: AuditSliceRow): boolean => s.status === 'pending' || s.sta
  * still pending or running (a repair slice no worker took yet covers nothing, but it will), and
  * the unfinished walks no pending or running slice walks again.
  */
-export function repairPlanSlices(input: AuditInput): NewSlice[] {
+export function repairPlanSlices(input: AuditInput, options: RepairOptions = {}): NewSlice[] {
   const report = auditFromInput(input);
   const claimed = new Map<string, Span[]>();
   const walking = new Set<string>();
@@ -245,7 +303,7 @@ export function repairPlanSlices(input: AuditInput): NewSlice[] {
       })),
     );
   const unfinished = report.unfinished.filter((w) => !walking.has(`${w.kind}:${JSON.stringify(w.params)}`));
-  return repairSlices({ ...report, uncovered, unfinished });
+  return repairSlices({ ...report, uncovered, unfinished }, options);
 }
 
 export interface RepairDeps {
@@ -260,9 +318,13 @@ export interface RepairDeps {
  * runnable again. A job with a request budget gets `maxRequests` more, or its original budget
  * again. Returns the queued slices' ids.
  */
-export async function repairJob(deps: RepairDeps, report: Pick<AuditReport, 'jobId'>, options: { maxRequests?: number } = {}): Promise<string[]> {
+export async function repairJob(
+  deps: RepairDeps,
+  report: Pick<AuditReport, 'jobId'>,
+  options: { maxRequests?: number } & RepairOptions = {},
+): Promise<string[]> {
   const done = await reopenJobForRepair(deps.pool, report.jobId, (input) => {
-    const slices = repairPlanSlices(input);
+    const slices = repairPlanSlices(input, options);
     return {
       slices,
       budget: input.job.maxRequests === null ? null : (options.maxRequests ?? input.job.maxRequests),

@@ -18,6 +18,8 @@ export interface AuditSliceRow {
   status: string;
   endReason: string | null;
   pages: number;
+  /** Items its pages carried (0: the service answered it empty). */
+  items: number;
   /** Creation time of the oldest tweet the walk reached (ids encode it), or null. */
   oldestMs: number | null;
 }
@@ -50,9 +52,10 @@ export async function loadAuditInput(db: Queryable, jobId: string): Promise<Audi
     status: string;
     end_reason: string | null;
     pages: string;
+    items: string;
     oldest_ms: string | null;
   }>(
-    `SELECT id::text, kind, params, status, end_reason, pages::text,
+    `SELECT id::text, kind, params, status, end_reason, pages::text, items::text,
             ((oldest_tweet_id >> 22) + ${TWITTER_EPOCH_MS})::text AS oldest_ms
        FROM job_slices WHERE job_id = $1::bigint ORDER BY id`,
     [jobId],
@@ -78,6 +81,7 @@ export async function loadAuditInput(db: Queryable, jobId: string): Promise<Audi
       status: s.status,
       endReason: s.end_reason,
       pages: Number(s.pages),
+      items: Number(s.items),
       oldestMs: s.oldest_ms === null ? null : Number(s.oldest_ms),
     })),
     tweetsPerDay: new Map(days.map((d) => [Number(d.day), Number(d.n)])),

@@ -3,7 +3,7 @@
  * are listed (exit 2, no request), and --repair completes it with exactly the matching set.
  */
 import { describe, expect, it } from 'vitest';
-import { auditFromInput, repairPlanSlices } from '../../src/jobs/audit.ts';
+import { auditFromInput, repairPlanSlices, repairSlices } from '../../src/jobs/audit.ts';
 import { runCli } from '../helpers/cli.ts';
 import { jobTweetIds, useHarness } from '../helpers/harness.ts';
 import { expectedSearchIds } from './ground-truth.ts';
@@ -52,6 +52,33 @@ describe('harvest audit', () => {
     expect(again.out).not.toMatch(/stopped early/);
   });
 
+  it('walks the service answered empty are listed, and --repair --recheck-empty reads them again', { timeout: 90_000 }, async () => {
+    const query = 'lang:fr';
+    const range = { since: '2026-10-12', until: '2026-10-14' };
+    const expected = expectedSearchIds(h.sim.world, `${query} since:${range.since} until:${range.until}`);
+    expect(expected.length).toBeGreaterThan(0);
+    // An outage answering empty from the job's first request on: every walk ends at once.
+    h.sim.control.setFaults({ emptyEndRate: 1 });
+    const jobId = await h.submit({ kind: 'search', params: { query, ...range } });
+    const snap = await h.runUntil(jobId, { timeoutMs: 60_000 });
+    h.sim.control.setFaults({ emptyEndRate: 0 });
+    expect([snap.status, snap.tweets]).toEqual(['completed', 0]);
+
+    const audit = await runCli(['audit', jobId], h.env);
+    expect(audit.code).toBe(0); // a quiet range looks the same
+    expect(audit.out).toMatch(/answered empty \(a quiet range, or an outage that answers empty; --repair --recheck-empty reads them again\): \d+/);
+    const alone = await runCli(['audit', jobId, '--recheck-empty'], h.env);
+    expect([alone.code, alone.err.trim()]).toEqual([1, 'harvest: --recheck-empty goes with --repair']);
+
+    const repair = await runCli(['audit', jobId, '--repair', '--recheck-empty'], h.env);
+    expect(repair.out).toMatch(/repair: queued \d+ slice/);
+    expect((await h.runUntil(jobId, { timeoutMs: 60_000 })).status).toBe('completed');
+    expect(await jobTweetIds(h, jobId)).toEqual(expected);
+    const again = await runCli(['audit', jobId], h.env);
+    expect(again.code).toBe(0);
+    expect(again.out).not.toMatch(/answered empty/);
+  });
+
   it('a complete job audits clean; an unknown job is exit 1', async () => {
     const jobId = await h.submit({ kind: 'search', params: { query: 'lang:en', since: '2026-10-10', until: '2026-10-11' } });
     expect((await h.runUntil(jobId)).status).toBe('completed');
@@ -73,8 +100,8 @@ describe('auditFromInput', () => {
       tweetsPerDay: new Map(),
       slices: [
         // walked [D+10h, D+24h) then handed [D, D+10h) to slice 2, which stopped at D+6h on the budget
-        { id: '1', kind: 'search', params: { query: 'q', order: 'latest', sinceMs: D, untilMs: D + 24 * H, stopBelowMs: D + 10 * H }, status: 'done', endReason: 'bound', pages: 5, oldestMs: D + 9 * H },
-        { id: '2', kind: 'search', params: { query: 'q', order: 'latest', sinceMs: D, untilMs: D + 10 * H }, status: 'done', endReason: 'budget', pages: 2, oldestMs: D + 6 * H },
+        { id: '1', kind: 'search', params: { query: 'q', order: 'latest', sinceMs: D, untilMs: D + 24 * H, stopBelowMs: D + 10 * H }, status: 'done', endReason: 'bound', pages: 5, items: 100, oldestMs: D + 9 * H },
+        { id: '2', kind: 'search', params: { query: 'q', order: 'latest', sinceMs: D, untilMs: D + 10 * H }, status: 'done', endReason: 'budget', pages: 2, items: 40, oldestMs: D + 6 * H },
       ],
     });
     expect(report.complete).toBe(false);
@@ -86,7 +113,7 @@ describe('auditFromInput', () => {
 
   it('a walk done before end reasons were recorded counts as complete; empty pages and a repeated cursor do not', () => {
     const slice = (id: string, endReason: string | null) => ({
-      id, kind: 'search', params: { query: 'q', order: 'latest', sinceMs: D + Number(id) * H, untilMs: D + (Number(id) + 1) * H }, status: 'done', endReason, pages: 1, oldestMs: null,
+      id, kind: 'search', params: { query: 'q', order: 'latest', sinceMs: D + Number(id) * H, untilMs: D + (Number(id) + 1) * H }, status: 'done', endReason, pages: 1, items: 20, oldestMs: null,
     });
     const report = auditFromInput({ job, tweetsPerDay: new Map(), slices: [slice('0', null), slice('1', 'empty-pages'), slice('2', 'repeated-cursor'), slice('3', 'end')] });
     expect(report.uncovered.map((u) => [u.reason, u.sinceMs, u.untilMs])).toEqual([
@@ -95,20 +122,33 @@ describe('auditFromInput', () => {
     ]);
   });
 
+  it('lists the latest walk of each range the service answered empty, until one brings items', () => {
+    const base = { query: 'q', order: 'latest' };
+    const walk = (id: string, from: number, items: number, endReason = 'end') => ({
+      id, kind: 'search', params: { ...base, sinceMs: D + from * H, untilMs: D + (from + 1) * H }, status: 'done', endReason, pages: 1, items, oldestMs: null,
+    });
+    const report = auditFromInput({ job, tweetsPerDay: new Map(), slices: [walk('1', 0, 0), walk('2', 1, 0), walk('3', 2, 5), walk('4', 1, 0), walk('5', 0, 3), walk('6', 3, 0, 'budget')] });
+    // 1 was read again with items (5); 2 again, still empty (4); 6 stopped early, not answered.
+    expect(report.answeredEmpty.map((w) => [w.sliceId, w.sinceMs, w.untilMs])).toEqual([['4', D + H, D + 2 * H]]);
+    expect(report.complete).toBe(false);
+    expect(repairSlices(report, { recheckEmpty: true })).toContainEqual({ kind: 'search', params: { ...base, sinceMs: D + H, untilMs: D + 2 * H } });
+    expect(repairSlices(report)).not.toContainEqual({ kind: 'search', params: { ...base, sinceMs: D + H, untilMs: D + 2 * H } });
+  });
+
   it('a repair plan leaves out ranges pending or running slices will walk, and walks queued again', () => {
     const base = { query: 'q', order: 'latest' };
-    const stopped = { id: '1', kind: 'search', params: { ...base, sinceMs: D, untilMs: D + 24 * H }, status: 'done', endReason: 'budget', pages: 2, oldestMs: D + 20 * H };
-    const timeline = { id: '2', kind: 'timeline', params: { user: 'u' }, status: 'failed', endReason: null, pages: 1, oldestMs: null };
+    const stopped = { id: '1', kind: 'search', params: { ...base, sinceMs: D, untilMs: D + 24 * H }, status: 'done', endReason: 'budget', pages: 2, items: 40, oldestMs: D + 20 * H };
+    const timeline = { id: '2', kind: 'timeline', params: { user: 'u' }, status: 'failed', endReason: null, pages: 1, items: 20, oldestMs: null };
     const first = repairPlanSlices({ job, tweetsPerDay: new Map(), slices: [stopped, timeline] });
     expect(first).toEqual([
       { kind: 'search', params: { ...base, sinceMs: D, untilMs: D + 20 * H + 1 } },
       { kind: 'timeline', params: { user: 'u' } },
     ]);
     // The first repair's slices, not taken by a worker yet (one running without a tweet yet).
-    const queued = first.map((s, i) => ({ id: String(3 + i), kind: s.kind, params: s.params as Record<string, unknown>, status: i === 0 ? 'pending' : 'running', endReason: null, pages: 0, oldestMs: null }));
+    const queued = first.map((s, i) => ({ id: String(3 + i), kind: s.kind, params: s.params as Record<string, unknown>, status: i === 0 ? 'pending' : 'running', endReason: null, pages: 0, items: 0, oldestMs: null }));
     expect(repairPlanSlices({ job, tweetsPerDay: new Map(), slices: [stopped, timeline, ...queued] })).toEqual([]);
     // A pending slice over part of the gap leaves the rest to queue.
-    const part = { id: '9', kind: 'search', params: { ...base, sinceMs: D + 10 * H, untilMs: D + 20 * H + 1 }, status: 'pending', endReason: null, pages: 0, oldestMs: null };
+    const part = { id: '9', kind: 'search', params: { ...base, sinceMs: D + 10 * H, untilMs: D + 20 * H + 1 }, status: 'pending', endReason: null, pages: 0, items: 0, oldestMs: null };
     expect(repairPlanSlices({ job, tweetsPerDay: new Map(), slices: [stopped, part] })).toEqual([{ kind: 'search', params: { ...base, sinceMs: D, untilMs: D + 10 * H } }]);
   });
 });

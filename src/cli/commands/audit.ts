@@ -9,6 +9,7 @@ import { createPool } from '../../store/db.ts';
 import { cliRuntime, withServices, type CliState } from '../context.ts';
 import { parseJobId, parsePositiveInt } from '../inputs.ts';
 import { formatCount } from '../progress.ts';
+import { InputError } from '../../errors.ts';
 
 const iso = (ms: number | null): string => (ms === null ? 'the beginning' : new Date(ms).toISOString());
 
@@ -34,7 +35,18 @@ function printReport(r: AuditReport): void {
     console.log('walks that stopped early:');
     for (const w of r.unfinished) console.log(`  slice ${w.sliceId} (${w.kind}): ${w.reason}`);
   }
+  if (r.answeredEmpty.length > 0) {
+    console.log(`answered empty (a quiet range, or an outage that answers empty; --repair --recheck-empty reads them again): ${r.answeredEmpty.length}`);
+    for (const w of r.answeredEmpty.slice(0, SHOWN_EMPTY)) {
+      const range = w.untilMs === null ? '' : `  ${iso(w.sinceMs)} .. ${iso(w.untilMs)}`;
+      console.log(`  slice ${w.sliceId} (${w.kind})${range}`);
+    }
+    if (r.answeredEmpty.length > SHOWN_EMPTY) console.log(`  … and ${r.answeredEmpty.length - SHOWN_EMPTY} more`);
+  }
 }
+
+/** Walks answered empty listed by name (the count says how many in all). */
+const SHOWN_EMPTY = 10;
 
 export function registerAuditCommand(program: Command, state: CliState): void {
   program
@@ -43,9 +55,11 @@ export function registerAuditCommand(program: Command, state: CliState): void {
     .argument('<job-id>')
     .option('--repair', 'queue slices for exactly the uncovered ranges (a worker, or --wait elsewhere, runs them)')
     .option('--max-requests <n>', "with --repair: the repair's request budget (default: the job's own budget again)")
-    .action(async (id: string, o: { repair?: boolean; maxRequests?: string }) => {
+    .option('--recheck-empty', 'with --repair: also walk again what the service answered empty (after an outage that answered empty)')
+    .action(async (id: string, o: { repair?: boolean; maxRequests?: string; recheckEmpty?: boolean }) => {
       const jobId = parseJobId(id);
       const maxRequests = o.maxRequests === undefined ? undefined : parsePositiveInt(o.maxRequests, '--max-requests');
+      if (o.recheckEmpty && !o.repair) throw new InputError('--recheck-empty goes with --repair');
       const runtime = cliRuntime(state, { quiet: true });
       const pool = createPool(runtime.config.databaseUrl, { max: 1, applicationName: 'harvest-audit' });
       let report: AuditReport | null;
@@ -61,9 +75,13 @@ export function registerAuditCommand(program: Command, state: CliState): void {
       }
       printReport(report);
       state.exitCode = report.complete ? 0 : 2;
-      if (!o.repair || report.complete) return;
+      const recheckEmpty = o.recheckEmpty === true && report.answeredEmpty.length > 0;
+      if (!o.repair || (report.complete && !recheckEmpty)) return;
       const queued = await withServices(runtime, (services) =>
-        repairJob({ pool: services.pool, queues: services.queues, budgets: services.gate }, report, maxRequests === undefined ? {} : { maxRequests }),
+        repairJob({ pool: services.pool, queues: services.queues, budgets: services.gate }, report, {
+          ...(maxRequests === undefined ? {} : { maxRequests }),
+          recheckEmpty,
+        }),
       );
       console.log(queued.length === 0 ? 'nothing to repair yet (walks still running)' : `repair: queued ${queued.length} slice(s): ${queued.join(', ')}`);
     });
