@@ -1,10 +1,13 @@
 /**
  * How far a job got, as SELECT columns over a job row aliased `j`: its slices by status
  * (`slices`, jsonb), and for searches the planned range (`range_total`, ms, from the unsplit
- * slices) and what the walking slices still have to go (`range_left`): a walking search slice
- * still has [max(sinceMs, stopBelowMs), min(untilMs, oldest seen)) to walk. `harvest status` and
- * the dashboard read progress through these same columns.
+ * slices) and what its slices did not walk (`range_left`): a search slice still walking, or one
+ * that ended without walking its range to the end (cancelled, failed, stopped early by a budget,
+ * --max-tweets, empty or stale pages) has [max(sinceMs, stopBelowMs), min(untilMs, oldest seen))
+ * left. A cancelled search read 100% walked. `harvest status` and the dashboard read progress
+ * through these same columns.
  */
+import { SliceEndReason } from './slice-ends.ts';
 import { TWITTER_EPOCH_MS } from './snowflake.ts';
 
 export const JOB_PROGRESS_COLUMNS = `(SELECT jsonb_object_agg(status, n) FROM (SELECT status, count(*)::int AS n FROM job_slices
@@ -16,7 +19,9 @@ export const JOB_PROGRESS_COLUMNS = `(SELECT jsonb_object_agg(status, n) FROM (S
                           coalesce(((s.oldest_tweet_id >> 22) + ${TWITTER_EPOCH_MS})::float8, 'infinity'))
                   - GREATEST((s.params->>'sinceMs')::float8, coalesce((s.params->>'stopBelowMs')::float8, '-infinity'))))
             FROM job_slices s
-           WHERE s.job_id = j.id AND s.kind = 'search' AND s.status IN ('pending', 'running') AND s.params ? 'sinceMs') AS range_left`;
+           WHERE s.job_id = j.id AND s.kind = 'search' AND s.params ? 'sinceMs'
+             AND (s.status IN ('pending', 'running', 'cancelled', 'failed')
+                  OR (s.status = 'done' AND s.end_reason IS NOT NULL AND s.end_reason NOT IN ('${SliceEndReason.END}', '${SliceEndReason.BOUND}')))) AS range_left`;
 
 /** The columns above as a row returns them. */
 export interface JobProgressRow {

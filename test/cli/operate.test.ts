@@ -30,7 +30,10 @@ describe('operating commands', () => {
     expect(detail.out).toMatch(/params\s+\{.*"query":"coffee"/);
     expect(detail.out).toMatch(/slices\s+\d+ done, \d+ running, \d+ pending, 0 failed/);
     expect((await run(['cancel', jobId])).out).toBe(`job ${jobId} cancelled`);
-    expect((await jobSnapshot(h.services.pool, jobId))?.status).toBe('cancelled');
+    const cancelled = await jobSnapshot(h.services.pool, jobId);
+    // Cancelled before any page: nothing of its range was walked (it read 100% walked).
+    expect([cancelled?.status, cancelled?.fractionDone]).toEqual(['cancelled', 0]);
+    expect((await run(['status', jobId])).out).toMatch(/range\s+0\.0% walked/);
     expect((await run(['status', '999999'])).code).toBe(1);
   });
 
