@@ -70,12 +70,21 @@ export type Execute = <T>(spec: RequestSpec<T>, options?: CallOptions) => Promis
 
 const MAX_SERVICE_MESSAGE = 500;
 
+/** C0 and C1 controls (ESC, CSI, newlines…) and white space: a run of them becomes one space. */
+// eslint-disable-next-line no-control-regex -- control characters are what it removes
+const CONTROLS = /[\s\u0000-\u001f\u007f-\u009f]+/g;
+
+/**
+ * The `message` of the service's error body as we keep it: without the key, on one line, and
+ * without control characters. It ends up in errors, job notes and `jobs.error_message`, which
+ * `status` and `--wait` print to a terminal: an escape sequence from the service must not reach it.
+ */
 function serviceMessageOf(text: string, key: string, fingerprint: string): string | null {
   const parsed = parseJsonBody(text);
   if (!('json' in parsed)) return null;
   const body = errorBodySchema.safeParse(parsed.json);
   if (!body.success) return null;
-  return scrubKey(body.data.message, key, fingerprint).slice(0, MAX_SERVICE_MESSAGE);
+  return scrubKey(body.data.message, key, fingerprint).replace(CONTROLS, ' ').trim().slice(0, MAX_SERVICE_MESSAGE);
 }
 
 export function createExecutor(deps: ExecutorDeps): Execute {

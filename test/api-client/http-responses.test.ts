@@ -84,6 +84,14 @@ describe('statuses', () => {
     expect(server.requests).toHaveLength(1);
   });
 
+  it("keeps the service's message on one line, without the control characters a terminal would obey", async () => {
+    reply = { status: 400, body: JSON.stringify({ message: 'bad \u001b]52;c;aGk=\u0007query\r\n\u001b[2Jnow\u009b31m' }) };
+    const error = await failure(client.info({ username: 'alice' }));
+    expect((error as BadRequestError).serviceMessage).toBe('bad ]52;c;aGk= query [2Jnow 31m');
+    // eslint-disable-next-line no-control-regex -- control characters are what it looks for
+    expect((error as BadRequestError).message).not.toMatch(/[\u0000-\u001f\u007f-\u009f]/);
+  });
+
   it('maps an unlisted status to UnexpectedStatusError and a 503 HTML page to TransientError', async () => {
     reply = { status: 418, body: 'teapot', contentType: 'text/plain' };
     expect(await failure(client.keyUsageInfo())).toBeInstanceOf(UnexpectedStatusError);
