@@ -101,7 +101,9 @@ describe('requests that never left the process', () => {
     client = new ApiClient({
       baseUrl: `http://127.0.0.1:${port}`,
       gate: new RateWaitTracker(limiter.redis, limiter.prefix).wrap(gate),
-      retry: { maxAttemptsTransient: ATTEMPTS, transientDelayMinMs: 400, transientDelayMaxMs: 400 },
+      // 1.5 s: the server below listens well before the retry, on a loaded machine too (at 400 ms a
+      // CI run saw the retry refused as well).
+      retry: { maxAttemptsTransient: ATTEMPTS, transientDelayMinMs: 1500, transientDelayMaxMs: 1500 },
       onAttempt: (a) => attempts.push(a),
     });
     // The first try is refused; the service is up on that port before the retry.
