@@ -165,12 +165,32 @@ function keyView(k: KeyState, buckets: Array<{ at: number; requests: number; rat
   };
 }
 
+/** How long a tick waits for Redis (its connection queues commands while Redis is down). */
+const REDIS_ANSWER_MS = 3000;
+
+/**
+ * `read` or a rejection after REDIS_ANSWER_MS: the workers' Redis connection holds a command until
+ * Redis is back (maxRetriesPerRequest: null), so a tick awaiting it would never end, and every
+ * open page would keep showing old figures as live.
+ */
+async function fromRedis<T>(read: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`Redis did not answer ${what} within ${REDIS_ANSWER_MS} ms`)), REDIS_ANSWER_MS);
+  });
+  try {
+    return await Promise.race([read, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 export async function loadOverview(deps: DashboardDeps, page: number): Promise<Overview> {
   const now = Date.now();
   const [jobs, keys, waiting, buckets, watches, failures, quarantine] = await Promise.all([
     dashboardJobsPage(deps.pool, (page - 1) * JOBS_PER_PAGE, JOBS_PER_PAGE),
-    deps.keyStates(),
-    deps.rateWaits.waitingJobs(),
+    fromRedis(deps.keyStates(), 'the key states'),
+    fromRedis(deps.rateWaits.waitingJobs(), 'the rate waits'),
     keyRequestBuckets(deps.pool, KEY_HISTORY_MINUTES, KEY_BUCKET_SECONDS),
     dashboardWatches(deps.pool),
     recentFailures(deps.pool),
@@ -198,7 +218,7 @@ export async function loadJobDetail(deps: DashboardDeps, jobId: string): Promise
   const now = Date.now();
   const snap = await jobSnapshot(deps.pool, jobId);
   if (!snap) return null;
-  const [extras, waiting] = await Promise.all([jobDetailExtras(deps.pool, jobId), deps.rateWaits.waitingJobs()]);
+  const [extras, waiting] = await Promise.all([jobDetailExtras(deps.pool, jobId), fromRedis(deps.rateWaits.waitingJobs(), 'the rate waits')]);
   const row: DashboardJobRow = {
     id: snap.id,
     kind: snap.kind,

@@ -91,6 +91,30 @@ describe('dashboard in a browser', () => {
     expect(await page.locator('#requests').textContent()).toContain('200');
     expect(await page.locator('#sql pre').first().textContent()).toContain(`WHERE job_id = ${backfillId}`);
     await page.screenshot({ path: 'test-artifacts/dashboard-job.png', fullPage: true });
+    // The page is redrawn every second: an opened params box stays open, a scrolled slice table
+    // stays where the reader left it.
+    // (a few slices only: a low box makes the table scroll). Each step in one task of the page:
+    // a redraw between finding an element and using it would hand over a detached one.
+    await page.addStyleTag({ content: '#slices .scroll { max-height: 12px !important; overflow: auto !important; }' });
+    // (evaluated as page scripts: the tests compile without the DOM's types)
+    const scrolled = Number(
+      await page.evaluate(`(() => {
+        const params = [...document.querySelectorAll('details')].find((d) => d.querySelector('summary')?.textContent === 'params');
+        params?.setAttribute('open', '');
+        const box = document.querySelector('#slices .scroll');
+        box.scrollTop = Math.min(10, box.scrollHeight - box.clientHeight);
+        return box.scrollTop;
+      })()`),
+    );
+    expect(scrolled).toBeGreaterThan(0);
+    const ticks = async () => Number(await page.locator('body').getAttribute('data-ticks'));
+    const seen = await ticks();
+    await expect.poll(ticks, { timeout: 10_000 }).toBeGreaterThanOrEqual(seen + 2);
+    const after = await page.evaluate(`({
+      open: [...document.querySelectorAll('details')].find((d) => d.querySelector('summary')?.textContent === 'params')?.hasAttribute('open'),
+      scrollTop: document.querySelector('#slices .scroll').scrollTop,
+    })`);
+    expect(after).toEqual({ open: true, scrollTop: scrolled });
     await page.close();
   }, 30_000);
 

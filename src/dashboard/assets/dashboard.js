@@ -53,6 +53,31 @@
     const pct = (p * 100).toFixed(1);
     return el('div', { class: 'bar', role: 'progressbar', 'aria-valuenow': pct, title: `${pct}%` }, el('i', { style: `width:${pct}%` }), el('span', { text: `${pct}%` }));
   }
+  /**
+   * Replaces the page with `root`, keeping what the reader set on the one it replaces: each open
+   * <details> (by its summary) and each scroll box's position (by its section). The page is redrawn
+   * every second; before, an opened params box snapped shut and a scrolled slice table jumped back
+   * to its top within a second.
+   */
+  function replacePage(root) {
+    const open = new Set([...main.querySelectorAll('details[open] > summary')].map((s) => s.textContent));
+    const scrolled = new Map([...main.querySelectorAll('.scroll')].map((box) => [scrollKey(box), [box.scrollTop, box.scrollLeft]]));
+    main.replaceChildren(root);
+    for (const s of main.querySelectorAll('details > summary')) if (open.has(s.textContent)) s.parentElement.open = true;
+    for (const box of main.querySelectorAll('.scroll')) {
+      const at = scrolled.get(scrollKey(box));
+      if (at) [box.scrollTop, box.scrollLeft] = at;
+    }
+  }
+  function scrollKey(box) {
+    const owner = box.closest('section');
+    return owner ? owner.id : '';
+  }
+  /** The reader is selecting text on the page (to copy an error, an id): the redraw waits. */
+  function selecting() {
+    const s = window.getSelection();
+    return s !== null && !s.isCollapsed && main.contains(s.anchorNode);
+  }
   function section(title, id, ...content) {
     return el('section', { id }, el('h2', { text: title }), ...content);
   }
@@ -207,7 +232,7 @@
       section(`Jobs`, 'jobs', pager(o), el('div', { class: 'scroll' }, jobs)),
       el('div', { class: 'two' }, section('Watches', 'watches', watches), el('div', {}, section('Recent failures', 'failures', failures), section(`Quarantined items (${fmt(o.quarantine.total)})`, 'quarantine', quarantine))),
     );
-    main.replaceChildren(root);
+    replacePage(root);
     for (const [k, slot] of keySlots) lineChart(`key:${k.fingerprint}`, slot, k.series, { width: 300, height: 90, minMax: 5 });
   }
 
@@ -293,7 +318,7 @@
       x.requestsByStatus.map((r) => el('tr', {}, el('td', {}, el('code', { text: r.status === 0 ? 'none' : String(r.status) })), el('td', { class: 'num', text: fmt(r.requests) }), el('td', { class: 'progress' }, el('div', { class: 'bar thin' }, el('i', { style: `width:${((r.requests / total) * 100).toFixed(1)}%;background:${r.status === 200 ? '#3fb950' : r.status === 429 ? '#d29922' : '#f85149'}` }))))),
     );
     const sql = d.sql.map((q) => el('div', { class: 'sql' }, el('h3', { text: q.title }), el('pre', { text: q.sql })));
-    main.replaceChildren(
+    replacePage(
       el(
         'div',
         {},
@@ -328,6 +353,10 @@
         live.className = 'live off';
         return;
       }
+      // A good message after an error: the page is live again (only onopen said so before).
+      live.textContent = 'live';
+      live.className = 'live on';
+      if (selecting()) return;
       render(data);
       updated.textContent = `updated ${new Date(data ? data.at : Date.now()).toISOString().slice(11, 19)} UTC`;
       document.body.dataset.ticks = String(Number(document.body.dataset.ticks || '0') + 1);

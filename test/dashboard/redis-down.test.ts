@@ -1,0 +1,49 @@
+/**
+ * The workers' Redis connection (maxRetriesPerRequest: null) holds a command until Redis is back.
+ * A dashboard tick that awaited one never ended: every open page kept showing old figures under
+ * "live", and Ctrl-C waited for it. A tick now gives Redis a few seconds and reports the failure.
+ */
+import net from 'node:net';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadJobDetail, loadOverview } from '../../src/dashboard/source.ts';
+import { createJob } from '../../src/store/jobs.ts';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
+
+let db: TestDatabase;
+let redis: Redis;
+
+async function closedPort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  // As services.redis is made (src/jobs/queue.ts), pointed where no Redis answers.
+  redis = new Redis(`redis://127.0.0.1:${await closedPort()}`, { maxRetriesPerRequest: null, lazyConnect: false });
+  redis.on('error', () => undefined);
+});
+afterAll(async () => {
+  redis?.disconnect();
+  await db?.drop();
+});
+
+describe('the dashboard while Redis is down', () => {
+  it('a tick fails within seconds instead of waiting for Redis forever', { timeout: 20_000 }, async () => {
+    const deps = {
+      pool: db.pool,
+      keyStates: async () => (await redis.hgetall('nothing'), []),
+      rateWaits: { waitingJobs: () => redis.zrange('nothing', 0, -1) },
+      config: { stalledAfterMs: 60_000 },
+    };
+    const started = Date.now();
+    await expect(loadOverview(deps, 1)).rejects.toThrow(/Redis did not answer the key states within 3000 ms/);
+    const jobId = await createJob(db.pool, { kind: 'search', params: { query: 'x' } });
+    await expect(loadJobDetail(deps, jobId)).rejects.toThrow(/Redis did not answer the rate waits/);
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+});
