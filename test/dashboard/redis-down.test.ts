@@ -3,23 +3,15 @@
  * A dashboard tick that awaited one never ended: every open page kept showing old figures under
  * "live", and Ctrl-C waited for it. A tick now gives Redis a few seconds and reports the failure.
  */
-import net from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadJobDetail, loadOverview } from '../../src/dashboard/source.ts';
 import { createJob } from '../../src/store/jobs.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
+import { closedPort } from '../helpers/net.ts';
 
 let db: TestDatabase;
 let redis: Redis;
-
-async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 beforeAll(async () => {
   db = await createTestDatabase();

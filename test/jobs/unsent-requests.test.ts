@@ -15,6 +15,7 @@ import { AbortedError } from '../../src/errors.ts';
 import type { AttemptRecord } from '../../src/api-client/executor.ts';
 import type { RedisGate } from '../../src/jobs/limiter/redis-gate.ts';
 import { RateWaitTracker } from '../../src/jobs/rate-wait.ts';
+import { closedPort } from '../helpers/net.ts';
 import { apiKeys, limiterGate, useLimiterRedis } from './fixtures/limiter-redis.ts';
 
 const limiter = useLimiterRedis();
@@ -24,13 +25,6 @@ const BUDGET = 10;
 const ATTEMPTS = 3;
 
 /** A loopback port nothing listens on: connections to it are refused. */
-async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 /** A server that reads each request and drops the connection without answering. */
 async function droppingServer(): Promise<{ url: string; received: () => number; close: () => Promise<void> }> {
