@@ -168,18 +168,34 @@ function keyView(k: KeyState, buckets: Array<{ at: number; requests: number; rat
 /** How long a tick waits for Redis (its connection queues commands while Redis is down). */
 const REDIS_ANSWER_MS = 3000;
 
+/** Reads still waiting for Redis, per dashboard and what they read. */
+const pendingReads = new WeakMap<object, Map<string, Promise<unknown>>>();
+
 /**
- * `read` or a rejection after REDIS_ANSWER_MS: the workers' Redis connection holds a command until
- * Redis is back (maxRetriesPerRequest: null), so a tick awaiting it would never end, and every
- * open page would keep showing old figures as live.
+ * `read()` or a rejection after REDIS_ANSWER_MS: the workers' Redis connection holds a command
+ * until Redis is back (maxRetriesPerRequest: null), so a tick awaiting it would never end, and
+ * every open page would keep showing old figures as live. A read still unanswered is waited for
+ * again rather than sent again, so an outage does not pile up a command per tick.
  */
-async function fromRedis<T>(read: Promise<T>, what: string): Promise<T> {
+async function fromRedis<T>(owner: object, what: string, read: () => Promise<T>): Promise<T> {
+  let reads = pendingReads.get(owner);
+  if (!reads) pendingReads.set(owner, (reads = new Map()));
+  let pending = reads.get(what) as Promise<T> | undefined;
+  if (!pending) {
+    const started = read();
+    pending = started;
+    reads.set(what, started);
+    void started.then(
+      () => reads.delete(what),
+      () => reads.delete(what),
+    );
+  }
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`Redis did not answer ${what} within ${REDIS_ANSWER_MS} ms`)), REDIS_ANSWER_MS);
   });
   try {
-    return await Promise.race([read, late]);
+    return await Promise.race([pending, late]);
   } finally {
     clearTimeout(timer);
   }
@@ -189,8 +205,8 @@ export async function loadOverview(deps: DashboardDeps, page: number): Promise<O
   const now = Date.now();
   const [jobs, keys, waiting, buckets, watches, failures, quarantine] = await Promise.all([
     dashboardJobsPage(deps.pool, (page - 1) * JOBS_PER_PAGE, JOBS_PER_PAGE),
-    fromRedis(deps.keyStates(), 'the key states'),
-    fromRedis(deps.rateWaits.waitingJobs(), 'the rate waits'),
+    fromRedis(deps, 'the key states', () => deps.keyStates()),
+    fromRedis(deps, 'the rate waits', () => deps.rateWaits.waitingJobs()),
     keyRequestBuckets(deps.pool, KEY_HISTORY_MINUTES, KEY_BUCKET_SECONDS),
     dashboardWatches(deps.pool),
     recentFailures(deps.pool),
@@ -218,7 +234,7 @@ export async function loadJobDetail(deps: DashboardDeps, jobId: string): Promise
   const now = Date.now();
   const snap = await jobSnapshot(deps.pool, jobId);
   if (!snap) return null;
-  const [extras, waiting] = await Promise.all([jobDetailExtras(deps.pool, jobId), fromRedis(deps.rateWaits.waitingJobs(), 'the rate waits')]);
+  const [extras, waiting] = await Promise.all([jobDetailExtras(deps.pool, jobId), fromRedis(deps, 'the rate waits', () => deps.rateWaits.waitingJobs())]);
   const row: DashboardJobRow = {
     id: snap.id,
     kind: snap.kind,

@@ -5,8 +5,7 @@
  * The job's range minus the union of what its slices covered is what is missing, each piece
  * with the reason of the walk that stopped above it. `repairJob` queues slices for exactly those
  * pieces. Other walks (a timeline, a list) have no range: a walk that stopped early is listed
- * whole and repaired by walking it again (a later walk of it to the end makes up for it). An end
- * on an empty page after pages with items ('empty-end') is not complete. Watch passes are left out: a watch's next pass reads
+ * whole and repaired by walking it again (a later walk of it to the end makes up for it). Watch passes are left out: a watch's next pass reads
  * its own gaps (watches.gaps).
  */
 import { DAY_MS, loadAuditInput, reopenJobForRepair, type AuditInput, type AuditSliceRow } from '../store/audit.ts';
@@ -161,17 +160,17 @@ export function auditFromInput(input: AuditInput): AuditReport {
       }
     }
   }
-  const walks = input.slices.filter((s) => !isRanged(s) && s.params.pass === undefined);
-  // A walk read again to its end (a repair) makes up for the same walk stopped before it.
-  const walkKey = (s: AuditSliceRow): string => `${s.kind}:${JSON.stringify(s.params)}`;
-  const lastComplete = new Map<string, bigint>();
-  for (const s of walks) {
-    if (s.status !== 'done' || reasonOf(s) !== null) continue;
-    const at = lastComplete.get(walkKey(s));
-    if (at === undefined || BigInt(s.id) > at) lastComplete.set(walkKey(s), BigInt(s.id));
+  // A walk without a range is judged by its latest run: a repair read to the end makes up for the
+  // runs stopped before it, and a walk stopped again is listed (and queued by a repair) once.
+  const latest = new Map<string, AuditSliceRow>();
+  for (const s of input.slices) {
+    if (isRanged(s) || s.params.pass !== undefined) continue;
+    const seen = latest.get(walkKey(s));
+    if (!seen || BigInt(s.id) > BigInt(seen.id)) latest.set(walkKey(s), s);
   }
-  const unfinished: UnfinishedWalk[] = walks
-    .filter((s) => reasonOf(s) !== null && !((lastComplete.get(walkKey(s)) ?? -1n) > BigInt(s.id)))
+  const unfinished: UnfinishedWalk[] = [...latest.values()]
+    .filter((s) => reasonOf(s) !== null)
+    .sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1))
     .map((s) => ({ sliceId: s.id, kind: s.kind, reason: reasonOf(s)!, params: s.params }));
   return {
     jobId: input.job.id,
@@ -192,11 +191,20 @@ function rewalkParams(s: AuditSliceRow): Record<string, unknown> {
   return { ...withoutBounds(s.params), ...(Number.isFinite(n.lo) ? { sinceMs: n.lo } : {}), untilMs: n.hi };
 }
 
+/**
+ * Which walks are one for answeredEmpty: a ranged walk by its declared range (a recheck that found
+ * tweets and handed part of its range over keeps it), any other by its params.
+ */
+function walkKey(s: AuditSliceRow): string {
+  const p = isRanged(s) ? { ...withoutBounds(s.params), sinceMs: s.params.sinceMs, untilMs: s.params.untilMs } : s.params;
+  return `${s.kind}:${JSON.stringify(p)}`;
+}
+
 function answeredEmpty(slices: readonly AuditSliceRow[]): EmptyWalk[] {
   const latest = new Map<string, AuditSliceRow>();
   for (const s of slices) {
     if (s.params.pass !== undefined || s.status !== 'done') continue;
-    const key = `${s.kind}:${JSON.stringify(rewalkParams(s))}`;
+    const key = walkKey(s);
     const seen = latest.get(key);
     if (!seen || BigInt(s.id) > BigInt(seen.id)) latest.set(key, s);
   }

@@ -28,11 +28,6 @@ export interface FetchedPage {
   quarantined: Array<{ reason: string; payload: unknown }>;
   /** Items the page carried (valid + quarantined): 0 is an empty page. */
   itemCount: number;
-  /**
-   * The cursor is the handler's own (it plans each page from the store), not the service's: the
-   * walk's end is the handler's decision, so an empty last page is no sign of an outage (empty-end).
-   */
-  ownCursor?: true;
 }
 
 export interface SliceContext {

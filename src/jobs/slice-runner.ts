@@ -276,10 +276,6 @@ function nextStepOf(slice: SliceForRun, page: FetchedPage, verdict: PageVerdict,
     next = null;
     endReason = SliceEndReason.EMPTY_PAGES;
   }
-  if (next === null && endReason === SliceEndReason.END && page.itemCount === 0 && slice.pages > 0 && !page.ownCursor) {
-    notes.push(`the service ended the walk with an empty page after ${slice.pages} ${slice.pages === 1 ? 'page' : 'pages'} (an outage answers empty; see harvest audit)`);
-    endReason = SliceEndReason.EMPTY_END;
-  }
   if (verdict.note) notes.push(verdict.note);
   if (verdict.stop) {
     log.debug({ reason: verdict.stop }, 'walk ends');

@@ -1,11 +1,13 @@
 /**
  * How far a job got, as SELECT columns over a job row aliased `j`: its slices by status
  * (`slices`, jsonb), and for searches the planned range (`range_total`, ms, from the unsplit
- * slices) and what its slices did not walk (`range_left`): a search slice still walking, or one
- * that ended without walking its range to the end (cancelled, failed, stopped early by a budget,
- * --max-tweets, empty or stale pages) has [max(sinceMs, stopBelowMs), min(untilMs, oldest seen))
- * left. A cancelled search read 100% walked. `harvest status` and the dashboard read progress
- * through these same columns.
+ * slices) and what its slices did not walk (`range_left`): a search slice still walking has
+ * [max(sinceMs, stopBelowMs), min(untilMs, oldest seen)) left; so has, once the job was cancelled
+ * or failed, one that ended without walking its range to the end (cancelled, failed, stopped
+ * early), so such a job shows how far it got (before, a search cancelled at 10% read 100% walked).
+ * A job that goes on (a repair) counts only its walking slices, as its repair slices walk what
+ * the stopped ones left. Slices without both bounds (a watch's first pass) are not a range.
+ * `harvest status` and the dashboard read progress through these same columns.
  */
 import { SliceEndReason } from './slice-ends.ts';
 import { TWITTER_EPOCH_MS } from './snowflake.ts';
@@ -13,15 +15,18 @@ import { TWITTER_EPOCH_MS } from './snowflake.ts';
 export const JOB_PROGRESS_COLUMNS = `(SELECT jsonb_object_agg(status, n) FROM (SELECT status, count(*)::int AS n FROM job_slices
             WHERE job_id = j.id GROUP BY status) c) AS slices,
          (SELECT sum((s.params->>'untilMs')::float8 - (s.params->>'sinceMs')::float8) FROM job_slices s
-           WHERE s.job_id = j.id AND s.kind = 'search' AND s.parent_id IS NULL AND s.params ? 'sinceMs') AS range_total,
+           WHERE s.job_id = j.id AND s.kind = 'search' AND s.parent_id IS NULL AND s.params ? 'sinceMs' AND s.params ? 'untilMs') AS range_total,
          (SELECT sum(GREATEST(0,
                     LEAST((s.params->>'untilMs')::float8,
                           coalesce(((s.oldest_tweet_id >> 22) + ${TWITTER_EPOCH_MS})::float8, 'infinity'))
                   - GREATEST((s.params->>'sinceMs')::float8, coalesce((s.params->>'stopBelowMs')::float8, '-infinity'))))
             FROM job_slices s
-           WHERE s.job_id = j.id AND s.kind = 'search' AND s.params ? 'sinceMs'
-             AND (s.status IN ('pending', 'running', 'cancelled', 'failed')
-                  OR (s.status = 'done' AND s.end_reason IS NOT NULL AND s.end_reason NOT IN ('${SliceEndReason.END}', '${SliceEndReason.BOUND}')))) AS range_left`;
+           WHERE s.job_id = j.id AND s.kind = 'search' AND s.params ? 'sinceMs' AND s.params ? 'untilMs'
+             AND (s.status IN ('pending', 'running')
+                  OR (j.status IN ('cancelled', 'failed')
+                      AND (s.status IN ('cancelled', 'failed')
+                           OR (s.status = 'done' AND s.end_reason IS NOT NULL
+                               AND s.end_reason NOT IN ('${SliceEndReason.END}', '${SliceEndReason.BOUND}')))))) AS range_left`;
 
 /** The columns above as a row returns them. */
 export interface JobProgressRow {

@@ -11,12 +11,6 @@ import type { Queryable } from './db.ts';
 export const SliceEndReason = {
   /** The service ended the walk: no cursor. */
   END: 'end',
-  /**
-   * The service ended the walk with an EMPTY page after pages with items. The outage that answers
-   * every endpoint empty (service-notes) looks exactly like that, so the walk is not taken as
-   * complete: `harvest audit` lists what lay below its last tweet, and `--repair` reads it.
-   */
-  EMPTY_END: 'empty-end',
   /** The walk reached its bound: a watermark, a first pass's floor, a hand-over point. */
   BOUND: 'bound',
   EMPTY_PAGES: 'empty-pages',

@@ -175,23 +175,29 @@ interface PassSliceRow {
   empty_pages: number;
 }
 
+/** A pass the service ended on an empty page above its watermark (see passEnd). */
+const EMPTY_END = 'empty-end';
+
 /**
  * Whether a finished pass's walk ended where its whole range was read, and if not, why not. The
- * service's end of results counts, also on an empty page (EMPTY_END, which audit does not trust
- * for backfills), but for one case: a walk that nothing on the service's side bounds (every kind
- * but search, whose passes carry `since_id:` or `since:`) ending on an empty page above its
- * watermark. The watermark's tweet was listed before, so that end came early: the outage that
- * answers every endpoint empty (service-notes) looks exactly like it, and moving the watermark
- * would skip, for good, what lay between the last page read and the watermark. A search pass's
- * empty end is taken as its end: were it the service's normal way to end, refusing it would keep
- * every multi-page pass from ever moving the watermark.
+ * service's end of results counts, but for one case: a walk that nothing on the service's side
+ * bounds (every kind but search, whose passes carry `since_id:` or `since:`) ending on an empty
+ * page above its watermark. The watermark's tweet was listed before, so that end came early: the
+ * outage that answers every endpoint empty (service-notes) looks exactly like it, and moving the
+ * watermark would skip, for good, what lay between the last page read and the watermark. Such a
+ * pass is cut short ('empty-end') once; when the next pass from the same watermark ends the same
+ * way, the listing ends there (the service's depth, a watermark tweet deleted with nothing older
+ * listed), and reading it again at every pass would buy it forever: it counts as complete, and the
+ * gap stays on record until a pass moves past it.
  */
-function passEnd(s: PassSliceRow): { complete: true } | { complete: false; reason: string } {
+function passEnd(s: PassSliceRow, gaps: readonly WatchGap[]): { complete: true; keepsGap?: true } | { complete: false; reason: string } {
   if (s.status !== 'done') return { complete: false, reason: s.status === 'failed' ? 'failed' : (s.end_reason ?? 'failed') };
   if (s.end_reason === null || s.end_reason === SliceEndReason.BOUND) return { complete: true };
-  if (s.end_reason !== SliceEndReason.END && s.end_reason !== SliceEndReason.EMPTY_END) return { complete: false, reason: s.end_reason };
+  if (s.end_reason !== SliceEndReason.END) return { complete: false, reason: s.end_reason };
   const serviceBounded = s.kind === 'search';
-  return serviceBounded || s.watermark === null || s.empty_pages === 0 ? { complete: true } : { complete: false, reason: SliceEndReason.EMPTY_END };
+  if (serviceBounded || s.watermark === null || s.empty_pages === 0) return { complete: true };
+  const again = gaps.some((g) => g.afterId === s.watermark && g.reason === EMPTY_END);
+  return again ? { complete: true, keepsGap: true } : { complete: false, reason: EMPTY_END };
 }
 
 /** The lower bound (exclusive) of what a pass walks: its watermark, or the id just below its floor. */
@@ -223,7 +229,7 @@ export async function finishWatchPass(
   );
   const slice = slices[0];
   // No slice: a caller recording a pass by hand.
-  const end = slice ? passEnd(slice) : ({ complete: true } as const);
+  const end = slice ? passEnd(slice, await openGaps(db, jobId)) : ({ complete: true } as const);
   const { rows: updated } = await db.query<{ identity: string | null }>(
     `UPDATE watches SET
        passes = greatest(passes, $2::int),
@@ -241,12 +247,15 @@ export async function finishWatchPass(
   const lower = slice ? passLowerBound(slice) : null;
   if (pass.newCount > 0) await newTweetsEvent(db, jobId, pass.pass, pass.newCount, lower);
   if (end.complete) {
+    // A gap older than the pass's lower bound stays (this pass did not read it); so does the
+    // empty-end gap a pass accepted as the listing's end (a range nothing will read again).
     await db.query(
       `UPDATE watches SET high_watermark_id = greatest(high_watermark_id, $3::bigint),
               gaps = coalesce((SELECT jsonb_agg(g) FROM jsonb_array_elements(gaps) g
-                                WHERE $4::bigint IS NOT NULL AND (g->>'afterId')::bigint < $4::bigint), '[]'::jsonb)
+                                WHERE $4::bigint IS NOT NULL AND ((g->>'afterId')::bigint < $4::bigint
+                                  OR ($5 AND g->>'reason' = '${EMPTY_END}' AND g->>'afterId' = $4::text))), '[]'::jsonb)
         WHERE ${scope}`,
-      [jobId, row.identity, pass.highWatermarkId, lower],
+      [jobId, row.identity, pass.highWatermarkId, lower, 'keepsGap' in end && end.keepsGap === true],
     );
   } else if (lower !== null) {
     const gap: WatchGap = {

@@ -135,6 +135,21 @@ describe('auditFromInput', () => {
     expect(repairSlices(report)).not.toContainEqual({ kind: 'search', params: { ...base, sinceMs: D + H, untilMs: D + 2 * H } });
   });
 
+  it('a walk without a range stopped twice is listed and queued once; a recheck that split still answers for its range', () => {
+    const timeline = (id: string, status: string, endReason: string | null) => ({ id, kind: 'timeline', params: { user: 'u' }, status, endReason, pages: 3, items: 60, oldestMs: null });
+    const stopped = auditFromInput({ job, tweetsPerDay: new Map(), slices: [timeline('1', 'failed', null), timeline('2', 'done', 'empty-pages')] });
+    expect(stopped.unfinished.map((w) => [w.sliceId, w.reason])).toEqual([['2', 'empty-pages']]);
+    expect(repairSlices(stopped)).toEqual([{ kind: 'timeline', params: { user: 'u' } }]);
+    expect(auditFromInput({ job, tweetsPerDay: new Map(), slices: [timeline('1', 'failed', null), timeline('3', 'done', 'end')] }).unfinished).toEqual([]);
+
+    const base = { query: 'q', order: 'latest' };
+    const empty = { id: '1', kind: 'search', params: { ...base, sinceMs: D, untilMs: D + H }, status: 'done', endReason: 'end', pages: 1, items: 0, oldestMs: null };
+    // Read again with --recheck-empty: tweets this time, and half the range handed to a child.
+    const recheck = { ...empty, id: '2', params: { ...empty.params, stopBelowMs: D + H / 2 }, endReason: 'bound', items: 40, oldestMs: D + H / 2 };
+    const child = { ...empty, id: '3', params: { ...base, sinceMs: D, untilMs: D + H / 2 }, items: 30, oldestMs: D };
+    expect(auditFromInput({ job, tweetsPerDay: new Map(), slices: [empty, recheck, child] }).answeredEmpty).toEqual([]);
+  });
+
   it('a repair plan leaves out ranges pending or running slices will walk, and walks queued again', () => {
     const base = { query: 'q', order: 'latest' };
     const stopped = { id: '1', kind: 'search', params: { ...base, sinceMs: D, untilMs: D + 24 * H }, status: 'done', endReason: 'budget', pages: 2, items: 40, oldestMs: D + 20 * H };

@@ -229,8 +229,11 @@ describe('harvest refresh', () => {
     expect(month.code).not.toBe(0);
     expect(month.err).toMatch(/~360 requests \(a month: 120 passes, 3 requests a pass/);
     // A tweet is re-read until it is older than --for: two days of 6-hour passes is 8 of them.
-    const days = refreshSpend({ sourceJobId: source, everySeconds: 6 * 3600, forSeconds: 2 * 86_400 }, { tweets: 250, requests: 3 });
+    const days = refreshSpend({ sourceJobId: source, everySeconds: 6 * 3600, forSeconds: 2 * 86_400 }, { tweets: 250, requests: 3 }, false);
     expect(days).toEqual({ requests: 24, basis: '--for 2d00h: 8 passes, 3 requests a pass now (250 tweets)' });
+    // A live watch keeps bringing young tweets: every pass stays about that size, a month of them.
+    const growing = refreshSpend({ sourceJobId: source, everySeconds: 6 * 3600, forSeconds: 2 * 86_400 }, { tweets: 250, requests: 3 }, true);
+    expect(growing.requests).toBe(360);
     expect((await h.services.pool.query('SELECT 1 FROM jobs')).rowCount).toBe(jobs);
     expect(bulkRequests(h)).toBe(before);
 
@@ -242,5 +245,18 @@ describe('harvest refresh', () => {
       expect(jobId).toMatch(/^\d+$/);
       await runCli(['cancel', jobId], h.env);
     }
+  });
+
+  it('weighs a month of passes when its source is a live watch (young tweets keep coming)', async () => {
+    const w = h.sim.world;
+    const target = w.users.find((u) => !u.protected && !u.suspended && !u.deleted)!;
+    const author = w.users.find((u) => !u.protected && !u.suspended && !u.deleted && u.index !== target.index)!;
+    h.sim.control.addTweets(Array.from({ length: 5 }, (_, i) => ({ authorHandle: author.username, text: `@${target.username} fresh ${i}` })));
+    const watch = await h.submit({ kind: 'mentions', params: { handle: target.username, everySeconds: 3600 } });
+    expect((await h.runUntil(watch, { until: ['scheduled', 'failed'] })).status).toBe('scheduled');
+    const run = await runCli(['refresh', watch, '--every', '6h', '--for', '2d'], { ...h.env, HARVEST_CONFIRM_ABOVE: '10' });
+    expect(run.code).not.toBe(0);
+    expect(run.err).toMatch(/~120 requests \(a month: 120 passes, 1 requests a pass now/);
+    await runCli(['cancel', watch], h.env);
   });
 });

@@ -131,6 +131,40 @@ describe('gap-proof watermarks', () => {
     for (const id of added) expect(all).toContain(id);
   });
 
+  it('the same empty end twice from one watermark is where the listing ends: the second pass completes', async () => {
+    const w = h.sim.world;
+    const target = [...w.users]
+      .filter((u) => !u.protected && !u.suspended && !u.deleted && w.mentionsOf(u.index).length >= 3)
+      .sort((a, b) => w.mentionsOf(a.index).length - w.mentionsOf(b.index).length)[1]!;
+    const author = w.users.find((u) => !u.protected && !u.suspended && !u.deleted && u.index !== target.index)!;
+    h.sim.control.addTweets([{ authorHandle: author.username, text: `seen @${target.username}` }]);
+    const first = await h.submit({ kind: 'mentions', params: { handle: target.username, since: '2026-09-01' } });
+    expect((await h.runUntil(first, { timeoutMs: 60_000 })).status).toBe('completed');
+    const watermark = (await getWatchRow(h.services.pool, first))!.highWatermarkId;
+    expect(watermark).not.toBeNull();
+    const added = h.sim.control.addTweets(
+      Array.from({ length: 60 }, (_, i) => ({ authorHandle: author.username, text: `depth @${target.username} ${i}` })),
+    );
+    // Twice: a page, then the service ends the listing with an empty page.
+    const cutPass = async (): Promise<string> => {
+      const before = mentionRequests();
+      const jobId = await h.submit({ kind: 'mentions', params: { handle: target.username } });
+      const running = h.runUntil(jobId, { timeoutMs: 60_000 });
+      while (mentionRequests() === before) await new Promise((r) => setTimeout(r, 2));
+      h.sim.control.setFaults({ emptyEndRate: 1 });
+      expect((await running).status).toBe('completed');
+      h.sim.control.setFaults({ emptyEndRate: 0 });
+      return jobId;
+    };
+    const once = (await getWatchRow(h.services.pool, await cutPass()))!;
+    expect(once.highWatermarkId).toBe(watermark);
+    const twice = (await getWatchRow(h.services.pool, await cutPass()))!;
+    // Reading it again at every pass would buy the same pages forever: the watermark moves on,
+    // and the unread range stays on record.
+    expect(twice.highWatermarkId).toBe(added.at(-1));
+    expect(twice.gaps).toEqual([expect.objectContaining({ afterId: watermark, reason: 'empty-end' })]);
+  });
+
   it("a keyword watch's first pass cut short records its unread range down to the floor", async () => {
     const w = h.sim.world;
     const word = 'gapfloor';

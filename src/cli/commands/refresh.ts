@@ -11,6 +11,7 @@ import { estimateRefresh, RefreshJobParams, submitRefresh } from '../../jobs/kin
 import { targetParallelism } from '../../jobs/time-slices.ts';
 import { createPool, type Queryable } from '../../store/db.ts';
 import { jobExists } from '../../store/refresh.ts';
+import { LIVE_JOB_STATUSES } from '../../store/states.ts';
 import { cliRuntime, withServices, type CliState } from '../context.ts';
 import { capped, confirmSpend, terminalIo, type ConfirmIo, type ExpectedSpend } from '../confirm.ts';
 import { durationSchema, parseConcurrency, parseEvery, parseJobId, parsePositiveInt } from '../inputs.ts';
@@ -81,21 +82,31 @@ const MONTH_S = 30 * 86_400;
 
 /**
  * What a refresh is expected to spend: its first pass (one request per 100 tweets), and for a
- * scheduled one that many passes at that size: a tweet is re-read until it is older than --for,
- * so today's tweets take at most --for ÷ --every passes; counted over a month at most (tweets keep
- * arriving in a watched source job).
+ * scheduled one that many passes at that size. A tweet is re-read until it is older than --for,
+ * so a source that takes no new tweets costs at most --for ÷ --every passes; one that does (a
+ * live watch) keeps every pass about that size: a month of passes.
  */
-export function refreshSpend(params: RefreshJobParams, firstPass: { tweets: number; requests: number }): ExpectedSpend {
+export function refreshSpend(params: RefreshJobParams, firstPass: { tweets: number; requests: number }, sourceGrows: boolean): ExpectedSpend {
   if (params.everySeconds === undefined) {
     return { requests: firstPass.requests, basis: `${formatCount(firstPass.tweets)} tweets, 100 a request` };
   }
-  const horizon = Math.min(MONTH_S, params.forSeconds ?? MONTH_S);
+  const horizon = sourceGrows ? MONTH_S : Math.min(MONTH_S, params.forSeconds ?? MONTH_S);
   const passes = Math.ceil(horizon / params.everySeconds);
   const span = horizon < MONTH_S ? `--for ${formatDuration(horizon)}` : 'a month';
   return {
     requests: firstPass.requests * passes,
     basis: `${span}: ${formatCount(passes)} passes, ${formatCount(firstPass.requests)} requests a pass now (${formatCount(firstPass.tweets)} tweets)`,
   };
+}
+
+/** Whether the job is a scheduled watch still running: its tweets keep coming. */
+async function isLiveWatch(db: Queryable, jobId: string): Promise<boolean> {
+  const { rows } = await db.query(
+    `SELECT 1 FROM watches w JOIN jobs j ON j.id = w.job_id
+      WHERE w.job_id = $1::bigint AND w.every_seconds IS NOT NULL AND j.status = ANY($2::text[])`,
+    [jobId, LIVE_JOB_STATUSES],
+  );
+  return rows.length > 0;
 }
 
 async function assertSourceJob(db: Queryable, jobId: string): Promise<void> {
@@ -122,7 +133,8 @@ async function run(state: CliState, args: ParsedRefresh, io: ConfirmIo): Promise
   await withServices(runtime, async (services) => {
     await assertSourceJob(services.pool, args.params.sourceJobId);
     if (!args.yes) {
-      const spend = refreshSpend(args.params, await estimateRefresh(services.pool, args.params));
+      const firstPass = await estimateRefresh(services.pool, args.params);
+      const spend = refreshSpend(args.params, firstPass, await isLiveWatch(services.pool, args.params.sourceJobId));
       await confirmSpend(capped(spend, args.maxRequests), { threshold: runtime.config.confirmAbove, yes: false, io });
     }
     const { jobId, slices, tweets } = await submitRefresh(

@@ -48,7 +48,7 @@ function readCursor(cursor: string | null): ParentsCursor {
 /** Pages made without a request (nothing was missing): empty, but not "none came back". */
 const unrequested = new WeakSet<FetchedPage>();
 const emptyPage = (): FetchedPage => {
-  const page: FetchedPage = { endpoint: 'POST /v3/tweet-info-bulk', tweets: [], users: [], nextCursor: null, quarantined: [], itemCount: 0, ownCursor: true };
+  const page: FetchedPage = { endpoint: 'POST /v3/tweet-info-bulk', tweets: [], users: [], nextCursor: null, quarantined: [], itemCount: 0 };
   unrequested.add(page);
   return page;
 };
@@ -79,7 +79,6 @@ export const conversationParentsSlice: SliceHandler<ConversationsJobParams> = {
       nextCursor: more ? JSON.stringify({ page: at.page + 1, gone } satisfies ParentsCursor) : null,
       quarantined: quarantineOf(page),
       itemCount: page.items.length + page.quarantined.length,
-      ownCursor: true,
     };
   },
   afterPage(_p, page) {

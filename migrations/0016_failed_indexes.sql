@@ -1,4 +1,4 @@
--- 0017: the dashboard's recent failures, every second, without reading every slice.
+-- 0016: the dashboard's recent failures, every second, without reading every slice.
 --
 -- `recentFailures` (src/store/dashboard.ts) asks for the newest failed jobs and slices each tick
 -- of every open dashboard. Without an index on the status, the newest 20 failed slices are found

@@ -1,4 +1,4 @@
--- 0016: say how hashtags and cashtags are stored (the comments said "as written").
+-- 0015: say how hashtags and cashtags are stored (the comments said "as written").
 --
 -- The harvester has always stored hashtags lower-cased and cashtags upper-cased (text-entities.ts),
 -- so `#Bitcoin` and `#bitcoin` are one tag and `$btc` is `BTC`; a query written from the old
