@@ -15,6 +15,28 @@ describe('gap-proof watermarks', () => {
   const h = useHarness({ rate: 2 });
   const mentionRequests = () => h.sim.control.requestLog().filter((r) => r.path === '/v3/mentions').length;
 
+  /** The `rank`-th least mentioned visible account with at least 3 mentions: its passes are a page or two. */
+  function quietHandle(rank: number) {
+    const w = h.sim.world;
+    return [...w.users]
+      .filter((u) => !u.protected && !u.suspended && !u.deleted && w.mentionsOf(u.index).length >= 3)
+      .sort((a, b) => w.mentionsOf(a.index).length - w.mentionsOf(b.index).length)[rank]!;
+  }
+
+  /**
+   * A one-shot mentions pass whose first page is served healthy, then `fault` switched on until
+   * the pass ends: its job, snapshot and the mention requests it made.
+   */
+  async function passCutBy(params: Record<string, unknown>, fault: 'emptyPageRate' | 'emptyEndRate') {
+    const before = mentionRequests();
+    const jobId = await h.submit({ kind: 'mentions', params });
+    const running = h.runUntil(jobId, { timeoutMs: 60_000 });
+    while (mentionRequests() === before) await new Promise((r) => setTimeout(r, 2));
+    h.sim.control.setFaults({ [fault]: 1 });
+    const snap = await running.finally(() => h.sim.control.setFaults({ [fault]: 0 }));
+    return { jobId, snap, requests: mentionRequests() - before };
+  }
+
   async function storedMentions(handle: string): Promise<string[]> {
     const { rows } = await h.services.pool.query<{ id: string }>(
       `SELECT DISTINCT jt.tweet_id::text AS id FROM job_tweets jt JOIN jobs j ON j.id = jt.job_id
@@ -27,9 +49,7 @@ describe('gap-proof watermarks', () => {
   it('an outage in the middle of a pass, then a healthy pass: every mention stored, the gap closed', async () => {
     const w = h.sim.world;
     // A quiet handle: its first pass is one or two pages.
-    const target = [...w.users]
-      .filter((u) => !u.protected && !u.suspended && !u.deleted && w.mentionsOf(u.index).length >= 3)
-      .sort((a, b) => w.mentionsOf(a.index).length - w.mentionsOf(b.index).length)[0]!;
+    const target = quietHandle(0);
     const since = '2026-09-01';
     const first = await h.submit({ kind: 'mentions', params: { handle: target.username, since } });
     expect((await h.runUntil(first, { timeoutMs: 60_000 })).status).toBe('completed');
@@ -41,15 +61,9 @@ describe('gap-proof watermarks', () => {
     );
 
     // The outage starts once the pass's first page is served.
-    const before = mentionRequests();
-    const cut = await h.submit({ kind: 'mentions', params: { handle: target.username } });
-    const running = h.runUntil(cut, { timeoutMs: 60_000 });
-    while (mentionRequests() === before) await new Promise((r) => setTimeout(r, 2));
-    h.sim.control.setFaults({ emptyPageRate: 1 });
-    const cutSnap = await running;
-    h.sim.control.setFaults({ emptyPageRate: 0 });
+    const { jobId: cut, snap: cutSnap, requests } = await passCutBy({ handle: target.username }, 'emptyPageRate');
     expect(cutSnap.status).toBe('completed');
-    expect(mentionRequests() - before).toBe(4); // one page, then three empty pages end the walk
+    expect(requests).toBe(4); // one page, then three empty pages end the walk
     const afterCut = (await getWatchRow(h.services.pool, cut))!;
     expect(afterCut.highWatermarkId).toBe(watermark); // kept: the pass did not reach it
     expect(afterCut.gaps).toHaveLength(1);
@@ -70,10 +84,7 @@ describe('gap-proof watermarks', () => {
   });
 
   it('a pass that failed keeps the watermark, is counted, and leaves its unread range as a gap', async () => {
-    const w = h.sim.world;
-    const target = [...w.users]
-      .filter((u) => !u.protected && !u.suspended && !u.deleted && w.mentionsOf(u.index).length >= 3)
-      .sort((a, b) => w.mentionsOf(a.index).length - w.mentionsOf(b.index).length)[0]!;
+    const target = quietHandle(0);
     // (--min-replies 0: an identity of its own, apart from the first test's)
     const first = await h.submit({ kind: 'mentions', params: { handle: target.username, since: '2026-09-01', minReplies: 0 } });
     expect((await h.runUntil(first, { timeoutMs: 60_000 })).status).toBe('completed');
@@ -96,9 +107,7 @@ describe('gap-proof watermarks', () => {
 
   it('an outage that answers empty pages without a cursor cuts a mentions pass short instead of ending it', async () => {
     const w = h.sim.world;
-    const target = [...w.users]
-      .filter((u) => !u.protected && !u.suspended && !u.deleted && w.mentionsOf(u.index).length >= 3)
-      .sort((a, b) => w.mentionsOf(a.index).length - w.mentionsOf(b.index).length)[0]!;
+    const target = quietHandle(0);
     // (--min-likes 0: an identity of its own)
     const params = { handle: target.username, minLikes: 0 };
     const first = await h.submit({ kind: 'mentions', params: { ...params, since: '2026-09-01' } });
@@ -109,15 +118,9 @@ describe('gap-proof watermarks', () => {
       Array.from({ length: 60 }, (_, i) => ({ authorHandle: author.username, text: `empty end @${target.username} ${i}` })),
     );
 
-    const before = mentionRequests();
-    const cut = await h.submit({ kind: 'mentions', params });
-    const running = h.runUntil(cut, { timeoutMs: 60_000 });
-    while (mentionRequests() === before) await new Promise((r) => setTimeout(r, 2));
-    h.sim.control.setFaults({ emptyEndRate: 1 });
-    const cutSnap = await running;
-    h.sim.control.setFaults({ emptyEndRate: 0 });
+    const { jobId: cut, snap: cutSnap, requests } = await passCutBy(params, 'emptyEndRate');
     expect(cutSnap.status).toBe('completed');
-    expect(mentionRequests() - before).toBe(2); // one page, then the empty end
+    expect(requests).toBe(2); // one page, then the empty end
     const afterCut = (await getWatchRow(h.services.pool, cut))!;
     expect(afterCut.highWatermarkId).toBe(watermark); // kept: the listing cannot end above it
     expect(afterCut.gaps).toEqual([expect.objectContaining({ afterId: watermark, reason: 'empty-end' })]);
@@ -133,9 +136,7 @@ describe('gap-proof watermarks', () => {
 
   it('the same empty end twice from one watermark is where the listing ends: the second pass completes', async () => {
     const w = h.sim.world;
-    const target = [...w.users]
-      .filter((u) => !u.protected && !u.suspended && !u.deleted && w.mentionsOf(u.index).length >= 3)
-      .sort((a, b) => w.mentionsOf(a.index).length - w.mentionsOf(b.index).length)[1]!;
+    const target = quietHandle(1);
     const author = w.users.find((u) => !u.protected && !u.suspended && !u.deleted && u.index !== target.index)!;
     h.sim.control.addTweets([{ authorHandle: author.username, text: `seen @${target.username}` }]);
     const first = await h.submit({ kind: 'mentions', params: { handle: target.username, since: '2026-09-01' } });
@@ -147,13 +148,8 @@ describe('gap-proof watermarks', () => {
     );
     // Twice: a page, then the service ends the listing with an empty page.
     const cutPass = async (): Promise<string> => {
-      const before = mentionRequests();
-      const jobId = await h.submit({ kind: 'mentions', params: { handle: target.username } });
-      const running = h.runUntil(jobId, { timeoutMs: 60_000 });
-      while (mentionRequests() === before) await new Promise((r) => setTimeout(r, 2));
-      h.sim.control.setFaults({ emptyEndRate: 1 });
-      expect((await running).status).toBe('completed');
-      h.sim.control.setFaults({ emptyEndRate: 0 });
+      const { jobId, snap } = await passCutBy({ handle: target.username }, 'emptyEndRate');
+      expect(snap.status).toBe('completed');
       return jobId;
     };
     const once = (await getWatchRow(h.services.pool, await cutPass()))!;
@@ -186,9 +182,7 @@ describe('gap-proof watermarks', () => {
 
   it("a failed pass is counted in its slice's own end: no crash can leave it uncounted", async () => {
     const w = h.sim.world;
-    const target = [...w.users]
-      .filter((u) => !u.protected && !u.suspended && !u.deleted && w.mentionsOf(u.index).length >= 3)
-      .sort((a, b) => w.mentionsOf(a.index).length - w.mentionsOf(b.index).length)[0]!;
+    const target = quietHandle(0);
     // (--min-retweets 0: an identity of its own)
     const author = w.users.find((u) => !u.protected && !u.suspended && !u.deleted && u.index !== target.index)!;
     h.sim.control.addTweets([{ authorHandle: author.username, text: `seen @${target.username}` }]);
