@@ -8,7 +8,7 @@ import { ApiClient, type AttemptRecord } from '../api-client/index.ts';
 import { requireApiKeys, type Config } from '../config.ts';
 import { AppError, ErrorCode, isAppError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
-import { createPool, describeTarget, retryIdempotentWrite, type Pool } from '../store/db.ts';
+import { createPool, describeTarget, retryIdempotentWrite, sqlState, SqlState, type Pool } from '../store/db.ts';
 import { DatabaseUnavailableError } from '../store/errors.ts';
 import { getJob, recordRequests } from '../store/jobs.ts';
 import { recentlySyncedKeys } from '../store/outbox.ts';
@@ -46,6 +46,20 @@ export interface Services {
 
 const redisHint = 'start it (`redis-server --daemonize yes`, your system service, or `docker compose up -d redis`)';
 const pgHint = 'start it (`pg_ctlcluster 15 main start`, your system service, or `docker compose up -d postgres`)';
+
+/**
+ * What to do about a Postgres that answered but refused: "start it" only when it did not answer.
+ * A missing database already says `harvest migrate`; a refused login names DATABASE_URL's user
+ * and password (node-pg's "client password must be a string" means the URL has no password).
+ */
+function pgAdvice(error: unknown): string {
+  const cause = isAppError(error) && error.cause !== undefined ? error.cause : error;
+  const code = sqlState(cause) ?? sqlState(error);
+  if (code === SqlState.INVALID_CATALOG_NAME) return /migrate/.test(String(error)) ? '' : '; `harvest migrate` creates it';
+  const message = cause instanceof Error ? cause.message : '';
+  if (code === '28P01' || code === '28000' || /SASL|password/i.test(message)) return '; check the user and password in DATABASE_URL';
+  return `; ${pgHint}`;
+}
 
 async function checkRedis(redis: RedisConnection, url: string): Promise<void> {
   try {
@@ -118,7 +132,7 @@ export async function openServices(config: Config, logger: Logger, options: Open
     await pool.end().catch(() => undefined);
     // Classified by code: DB_UNAVAILABLE is only ever a DatabaseUnavailableError.
     const reason = isAppError(error) && error.code === ErrorCode.DB_UNAVAILABLE ? (error as DatabaseUnavailableError).reason : error instanceof Error ? error.message : String(error);
-    throw new DatabaseUnavailableError(describeTarget(config.databaseUrl), `${reason}; ${pgHint}`, { cause: error });
+    throw new DatabaseUnavailableError(describeTarget(config.databaseUrl), `${reason}${pgAdvice(error)}`, { cause: error });
   }
   let redis: RedisConnection;
   try {

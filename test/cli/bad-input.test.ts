@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCli } from '../helpers/cli.ts';
 import { describe, expect, it } from 'vitest';
+import { ADMIN_URL } from '../helpers/database.ts';
 import { useHarness } from '../helpers/harness.ts';
 
 const BAD: string[][] = [
@@ -94,5 +95,20 @@ describe('query checks come before any service is opened', () => {
       expect(run.err.split('\n'), query).toHaveLength(1);
       expect(run.err, query).not.toMatch(/Postgres|Redis|connect/i);
     }
+  });
+
+  it('a Postgres that answers but refuses is not told to be started: a missing database, a refused login', async () => {
+    const at = (path: string, user?: string) => {
+      const url = new URL(ADMIN_URL);
+      if (user) url.username = user;
+      url.pathname = path;
+      return url.toString();
+    };
+    const env = { HARVEST_API_KEYS: 'k' };
+    const missing = await runCli(['status'], { ...env, DATABASE_URL: at('/harvest_no_such_db') });
+    expect([missing.code, missing.err.trim()]).toEqual([1, expect.stringMatching(/database "harvest_no_such_db" does not exist; `harvest migrate` creates it$/)]);
+    const role = await runCli(['status'], { ...env, DATABASE_URL: at('/postgres', 'harvest_no_such_role') });
+    expect(role.err).toMatch(/role "harvest_no_such_role" does not exist; check the user and password in DATABASE_URL$/m);
+    for (const r of [missing, role]) expect(r.err).not.toMatch(/start it/);
   });
 });
