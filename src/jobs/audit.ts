@@ -5,12 +5,13 @@
  * The job's range minus the union of what its slices covered is what is missing, each piece
  * with the reason of the walk that stopped above it. `repairJob` queues slices for exactly those
  * pieces. Other walks (a timeline, a list) have no range: a walk that stopped early is listed
- * whole and repaired by walking it again (a later walk of it to the end makes up for it). Watch passes are left out: a watch's next pass reads
- * its own gaps (watches.gaps).
+ * whole and repaired by walking it again (a later walk of it to the end makes up for it). Watch
+ * passes are left out: a watch's next pass reads its own gaps (watches.gaps).
  */
 import { DAY_MS, loadAuditInput, reopenJobForRepair, type AuditInput, type AuditSliceRow } from '../store/audit.ts';
 import type { Pool } from '../store/db.ts';
 import type { NewSlice } from '../store/jobs.ts';
+import { compareIds } from '../store/page-rows.ts';
 import { isCompleteEnd, SliceEndReason } from '../store/slice-ends.ts';
 import type { HarvestQueues } from './queue.ts';
 
@@ -162,15 +163,8 @@ export function auditFromInput(input: AuditInput): AuditReport {
   }
   // A walk without a range is judged by its latest run: a repair read to the end makes up for the
   // runs stopped before it, and a walk stopped again is listed (and queued by a repair) once.
-  const latest = new Map<string, AuditSliceRow>();
-  for (const s of input.slices) {
-    if (isRanged(s) || s.params.pass !== undefined) continue;
-    const seen = latest.get(walkKey(s));
-    if (!seen || BigInt(s.id) > BigInt(seen.id)) latest.set(walkKey(s), s);
-  }
-  const unfinished: UnfinishedWalk[] = [...latest.values()]
+  const unfinished: UnfinishedWalk[] = latestWalks(input.slices, (s) => !isRanged(s))
     .filter((s) => reasonOf(s) !== null)
-    .sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1))
     .map((s) => ({ sliceId: s.id, kind: s.kind, reason: reasonOf(s)!, params: s.params }));
   return {
     jobId: input.job.id,
@@ -200,15 +194,19 @@ function walkKey(s: AuditSliceRow): string {
   return `${s.kind}:${JSON.stringify(p)}`;
 }
 
-function answeredEmpty(slices: readonly AuditSliceRow[]): EmptyWalk[] {
+/** The latest run (highest slice id) of each walk `include` takes, watch passes left out; by slice id. */
+function latestWalks(slices: readonly AuditSliceRow[], include: (s: AuditSliceRow) => boolean): AuditSliceRow[] {
   const latest = new Map<string, AuditSliceRow>();
   for (const s of slices) {
-    if (s.params.pass !== undefined || s.status !== 'done') continue;
-    const key = walkKey(s);
-    const seen = latest.get(key);
-    if (!seen || BigInt(s.id) > BigInt(seen.id)) latest.set(key, s);
+    if (s.params.pass !== undefined || !include(s)) continue;
+    const seen = latest.get(walkKey(s));
+    if (!seen || compareIds(s.id, seen.id) > 0) latest.set(walkKey(s), s);
   }
-  return [...latest.values()]
+  return [...latest.values()].sort((a, b) => compareIds(a.id, b.id));
+}
+
+function answeredEmpty(slices: readonly AuditSliceRow[]): EmptyWalk[] {
+  return latestWalks(slices, (s) => s.status === 'done')
     .filter((s) => s.items === 0 && s.endReason === SliceEndReason.END)
     .map((s) => {
       const params = rewalkParams(s);
@@ -219,8 +217,7 @@ function answeredEmpty(slices: readonly AuditSliceRow[]): EmptyWalk[] {
         sinceMs: typeof params.sinceMs === 'number' ? params.sinceMs : null,
         untilMs: typeof params.untilMs === 'number' ? params.untilMs : null,
       };
-    })
-    .sort((a, b) => (BigInt(a.sliceId) < BigInt(b.sliceId) ? -1 : 1));
+    });
 }
 
 /** Per UTC day of the job's range: tweets stored, pages (a walk's pages spread over the days it covered), stops. */
@@ -298,7 +295,7 @@ export function repairPlanSlices(input: AuditInput, options: RepairOptions = {})
       const key = `${s.kind}:${JSON.stringify(withoutBounds(s.params))}`;
       claimed.set(key, [...(claimed.get(key) ?? []), nominal(s)]);
     } else {
-      walking.add(`${s.kind}:${JSON.stringify(s.params)}`);
+      walking.add(walkKey(s));
     }
   }
   const uncovered = report.uncovered

@@ -55,7 +55,8 @@ const pgHint = 'start it (`pg_ctlcluster 15 main start`, your system service, or
 function pgAdvice(error: unknown): string {
   const cause = isAppError(error) && error.cause !== undefined ? error.cause : error;
   const code = sqlState(cause) ?? sqlState(error);
-  if (code === SqlState.INVALID_CATALOG_NAME) return /migrate/.test(String(error)) ? '' : '; `harvest migrate` creates it';
+  // (toConnectionError's reason for it already names `harvest migrate`)
+  if (code === SqlState.INVALID_CATALOG_NAME) return isAppError(error) ? '' : '; `harvest migrate` creates it';
   const message = cause instanceof Error ? cause.message : '';
   if (code === '28P01' || code === '28000' || /SASL|password/i.test(message)) return '; check the user and password in DATABASE_URL';
   return `; ${pgHint}`;

@@ -188,7 +188,7 @@ const EMPTY_END = 'empty-end';
  * pass is cut short ('empty-end') once; when the next pass from the same watermark ends the same
  * way, the listing ends there (the service's depth, a watermark tweet deleted with nothing older
  * listed), and reading it again at every pass would buy it forever: it counts as complete, and the
- * gap stays on record until a pass moves past it.
+ * gap stays listed as a range no pass will read.
  */
 function passEnd(s: PassSliceRow, gaps: readonly WatchGap[]): { complete: true; keepsGap?: true } | { complete: false; reason: string } {
   if (s.status !== 'done') return { complete: false, reason: s.status === 'failed' ? 'failed' : (s.end_reason ?? 'failed') };
