@@ -13,6 +13,7 @@ import type { RequestPriority } from '../api-client/gate.ts';
 import type { Logger } from '../logger.ts';
 import type { Queryable } from '../store/db.ts';
 import type { EdgeBatch } from '../store/edges.ts';
+import type { WatchGap } from '../store/watches.ts';
 
 export type PageEdges = EdgeBatch;
 
@@ -112,6 +113,8 @@ export interface WatchPassInput {
   now: Date;
   /** Where a first pass reads back to, kept on the watch (null: the kind's default). */
   floorMs?: number | null;
+  /** The watch's open gaps: a kind that can bound a walk from above resumes a cut pass (cutPassResume). */
+  gaps?: readonly WatchGap[];
 }
 
 /** A job kind: its validated params and how it splits into slices. */

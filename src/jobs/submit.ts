@@ -45,7 +45,7 @@ export async function submitJob(deps: SubmitDeps, input: SubmitInput): Promise<{
       const first = await startWatchPassIn(
         client,
         id,
-        (w) => passSlice(params, { watermarkId: w.watermarkId, floorMs: w.floorMs, pass: w.passes + 1, now: deps.planContext.now }),
+        (w) => passSlice(params, { watermarkId: w.watermarkId, floorMs: w.floorMs, gaps: w.gaps, pass: w.passes + 1, now: deps.planContext.now }),
         { markRunning: false },
       );
       if (first?.started) created.push({ id: first.sliceId, priority: first.priority });

@@ -63,6 +63,13 @@ export function compareIds(a: string, b: string): number {
   return a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
 }
 
+/** The greatest of some ids, nulls aside (null when all are). */
+export function greatestId(...ids: ReadonlyArray<string | null | undefined>): string | null {
+  let best: string | null = null;
+  for (const id of ids) if (id != null && (best === null || compareIds(id, best) > 0)) best = id;
+  return best;
+}
+
 function addUser(users: Map<string, CanonicalUser>, u: CanonicalUser): void {
   const prev = users.get(u.id);
   users.set(u.id, prev ? mergeUser(prev, u) : u);

@@ -18,6 +18,7 @@ import { addEvent, EventType } from './outbox.ts';
 import { SliceEndReason } from './slice-ends.ts';
 import { TWITTER_EPOCH_MS } from './snowflake.ts';
 import { insertSlices } from './jobs.ts';
+import { greatestId } from './page-rows.ts';
 import { InputError } from '../errors.ts';
 import { isLiveJobStatus, JobStatus, LIVE_JOB_STATUSES, type JobPriority } from './states.ts';
 
@@ -26,6 +27,11 @@ export interface WatchGap {
   afterId: string;
   /** ...and ends below this id (exclusive); null: nothing of the pass's range was read. */
   beforeId: string | null;
+  /**
+   * The newest id the pass read: it read [beforeId, readFromId] of the listing, which the next pass
+   * from the same watermark does not buy again (cutPassResume). Absent on gaps recorded before it.
+   */
+  readFromId?: string | null;
   reason: string;
   pass: number;
   jobId: string;
@@ -108,12 +114,14 @@ export async function createWatch(db: Queryable, watch: NewWatch): Promise<void>
     `WITH prior AS (
        SELECT high_watermark_id, floor_ms, gaps FROM watches
         WHERE $6::text IS NOT NULL AND identity = $6 ORDER BY job_id DESC LIMIT 1)
-     INSERT INTO watches (job_id, handle, params, every_seconds, next_due_at, kind, identity, floor_ms, high_watermark_id, gaps)
+     INSERT INTO watches (job_id, handle, params, every_seconds, next_due_at, kind, identity, floor_ms, high_watermark_id, gaps, linked_to_id)
      SELECT $1::bigint, $2, $3::jsonb, $4, $5, coalesce($7, (SELECT kind FROM jobs WHERE id = $1::bigint), 'mentions'), $6,
             coalesce((SELECT floor_ms FROM prior), $8::bigint),
             -- greatest() ignores nulls: either one alone is the watermark
             greatest((SELECT high_watermark_id FROM prior), $9::bigint),
-            coalesce((SELECT gaps FROM prior), '[]'::jsonb)`,
+            coalesce((SELECT gaps FROM prior), '[]'::jsonb),
+            -- The job holds the identity's tweets from here on (linkIdentityTweets), not its history.
+            greatest((SELECT high_watermark_id FROM prior), $9::bigint)`,
     [
       watch.jobId,
       watch.handle,
@@ -172,6 +180,9 @@ interface PassSliceRow {
   watermark: string | null;
   floor_ms: string | null;
   oldest: string | null;
+  newest: string | null;
+  resume_from: string | null;
+  resume_below: string | null;
   empty_pages: number;
 }
 
@@ -188,23 +199,64 @@ const EMPTY_END = 'empty-end';
  * pass is cut short ('empty-end') once; when the next pass from the same watermark ends the same
  * way, the listing ends there (the service's depth, a watermark tweet deleted with nothing older
  * listed), and reading it again at every pass would buy it forever: it counts as complete, and the
- * gap stays listed as a range no pass will read.
+ * gap stays listed as a range no pass will read. A pass resuming a cut one (cutPassResume) is held
+ * to the same rule from the cut pass's newest, which was listed before too.
  */
 function passEnd(s: PassSliceRow, gaps: readonly WatchGap[]): { complete: true; keepsGap?: true } | { complete: false; reason: string } {
   if (s.status !== 'done') return { complete: false, reason: s.status === 'failed' ? 'failed' : (s.end_reason ?? 'failed') };
   if (s.end_reason === null || s.end_reason === SliceEndReason.BOUND) return { complete: true };
   if (s.end_reason !== SliceEndReason.END) return { complete: false, reason: s.end_reason };
   const serviceBounded = s.kind === 'search';
-  if (serviceBounded || s.watermark === null || s.empty_pages === 0) return { complete: true };
-  const again = gaps.some((g) => g.afterId === s.watermark && g.reason === EMPTY_END);
+  // A first pass resuming a cut one knows a tweet listed before as well: the cut pass's newest.
+  const listedBefore = s.watermark !== null || s.resume_from !== null;
+  if (serviceBounded || !listedBefore || s.empty_pages === 0) return { complete: true };
+  const lower = passLowerBound(s.watermark, s.floor_ms);
+  const again = gaps.some((g) => g.afterId === lower && g.reason === EMPTY_END);
   return again ? { complete: true, keepsGap: true } : { complete: false, reason: EMPTY_END };
 }
 
 /** The lower bound (exclusive) of what a pass walks: its watermark, or the id just below its floor. */
-function passLowerBound(s: PassSliceRow): string | null {
-  if (s.watermark !== null) return s.watermark;
-  if (s.floor_ms === null) return null;
-  return (((BigInt(s.floor_ms) - BigInt(TWITTER_EPOCH_MS)) << 22n) - 1n).toString();
+export function passLowerBound(watermarkId: string | null, floorMs: number | string | null): string | null {
+  if (watermarkId !== null) return watermarkId;
+  if (floorMs === null) return null;
+  return (((BigInt(floorMs) - BigInt(TWITTER_EPOCH_MS)) << 22n) - 1n).toString();
+}
+
+/** What a pass cut short had read of its range: [belowId, fromId], newest first from fromId. */
+export interface PassResume {
+  fromId: string;
+  belowId: string;
+}
+
+/**
+ * The range the last pass cut short from `lowerId` (the same watermark, or the same first-pass
+ * floor) had read, when it recorded one. The next pass of a kind that can bound a walk from above
+ * (search: max_id:, mentions: until_date) reads what is newer than `fromId`, then from `belowId`
+ * down to `lowerId`, in one slice: a first pass that failed at page 250 of 300 costs the new pages
+ * and the 50 unread, not all 300 again.
+ */
+export function cutPassResume(gaps: readonly WatchGap[] | undefined, lowerId: string | null): PassResume | null {
+  if (lowerId === null) return null;
+  const gap = (gaps ?? []).find((g) => g.afterId === lowerId && g.beforeId != null && g.readFromId != null);
+  if (!gap || BigInt(gap.readFromId!) < BigInt(gap.beforeId!)) return null;
+  return { fromId: gap.readFromId!, belowId: gap.beforeId! };
+}
+
+/**
+ * The unread range a pass cut short leaves, and what of the listing it read. A pass that resumed
+ * an earlier cut one and was cut again before it got below that pass's read range (`resume_below`)
+ * leaves that range as it was: what it read above it is new and the next pass reads it again (a
+ * few pages), where forgetting the older range would buy it all again.
+ */
+function cutRange(s: PassSliceRow | undefined): { beforeId: string | null; readFromId: string | null } {
+  if (!s) return { beforeId: null, readFromId: null };
+  const resumed = s.resume_from !== null && s.resume_below !== null;
+  if (resumed && (s.oldest === null || BigInt(s.oldest) >= BigInt(s.resume_below!))) {
+    return { beforeId: s.resume_below, readFromId: s.resume_from };
+  }
+  if (s.oldest === null) return { beforeId: null, readFromId: null };
+  // Read: [oldest, newest], and, for a resumed pass, up to the earlier pass's newest as well.
+  return { beforeId: s.oldest, readFromId: greatestId(s.newest, s.resume_from) };
 }
 
 /**
@@ -223,7 +275,8 @@ export async function finishWatchPass(
   const { rows: slices } = await db.query<PassSliceRow>(
     // A keyword watch's first pass carries its floor as sinceMs (search.ts), the others as floorMs.
     `SELECT kind, end_reason, status, params->>'watermarkId' AS watermark, coalesce(params->>'floorMs', params->>'sinceMs') AS floor_ms,
-            oldest_tweet_id::text AS oldest, empty_pages
+            oldest_tweet_id::text AS oldest, newest_tweet_id::text AS newest,
+            params->>'resumeFromId' AS resume_from, params->>'resumeBelowId' AS resume_below, empty_pages
        FROM job_slices WHERE job_id = $1::bigint AND (params->>'pass')::int = $2::int ORDER BY id DESC LIMIT 1`,
     [jobId, pass.pass],
   );
@@ -244,38 +297,88 @@ export async function finishWatchPass(
   if (!row) return null;
   // The shared state: every watch of the identity, or this one alone when it has none.
   const scope = `(job_id = $1::bigint OR ($2::text IS NOT NULL AND identity = $2))`;
-  const lower = slice ? passLowerBound(slice) : null;
+  const lower = slice ? passLowerBound(slice.watermark, slice.floor_ms) : null;
   if (pass.newCount > 0) await newTweetsEvent(db, jobId, pass.pass, pass.newCount, lower);
-  if (end.complete) {
+  // A resuming pass that read nothing (an outage answering every page empty, or nothing new above
+  // the cut pass and nothing below it) leaves the watch as it was: the watermark, and the gap that
+  // lets the next pass resume again for a request or two instead of buying the cut range again.
+  const noProgress = slice !== undefined && slice.resume_from !== null && slice.newest === null;
+  if (end.complete && !noProgress) {
     // A gap older than the pass's lower bound stays (this pass did not read it); so does the
-    // empty-end gap a pass accepted as the listing's end (a range nothing will read again).
+    // empty-end gap a pass accepted as the listing's end (a range nothing will read again). A pass
+    // that resumed a cut one and read nothing newer than that pass's newest moves the watermark there.
     await db.query(
-      `UPDATE watches SET high_watermark_id = greatest(high_watermark_id, $3::bigint),
+      `UPDATE watches SET high_watermark_id = greatest(high_watermark_id, $3::bigint, $6::bigint),
               gaps = coalesce((SELECT jsonb_agg(g) FROM jsonb_array_elements(gaps) g
                                 WHERE $4::bigint IS NOT NULL AND ((g->>'afterId')::bigint < $4::bigint
                                   OR ($5 AND g->>'reason' = '${EMPTY_END}' AND g->>'afterId' = $4::text))), '[]'::jsonb)
         WHERE ${scope}`,
-      [jobId, row.identity, pass.highWatermarkId, lower, 'keepsGap' in end && end.keepsGap === true],
+      [jobId, row.identity, pass.highWatermarkId, lower, 'keepsGap' in end && end.keepsGap === true, slice?.resume_from ?? null],
     );
-  } else if (lower !== null) {
+    if (row.identity !== null && lower !== null) {
+      await linkIdentityTweets(db, jobId, greatestId(lower, slice?.resume_from)!, [pass.highWatermarkId, slice?.resume_from ?? null]);
+    }
+  } else if (!end.complete && lower !== null) {
     const gap: WatchGap = {
       afterId: lower,
-      beforeId: slice?.oldest ?? null,
+      ...cutRange(slice),
       reason: end.reason,
       pass: pass.pass,
       jobId,
       at: finishedAt,
     };
     // A later short pass from the same watermark replaces the earlier gap (what it read is
-    // covered), and recording the same pass again (a roll-up re-run) changes nothing.
+    // covered), and recording the same pass again (a roll-up re-run) changes nothing. A watermark
+    // already above where the pass began was moved there by a complete pass that read that range
+    // (another job of the identity, run alongside this one; or this pass was a --full re-read):
+    // no pass will start from `lower` again, so the gap would be listed forever for nothing.
     await db.query(
       `UPDATE watches SET gaps = coalesce((SELECT jsonb_agg(g) FROM jsonb_array_elements(gaps) g
                                             WHERE g->>'afterId' <> $3), '[]'::jsonb) || jsonb_build_array($4::jsonb)
-        WHERE ${scope}`,
-      [jobId, row.identity, gap.afterId, JSON.stringify(gap)],
+        WHERE ${scope} AND (high_watermark_id IS NULL OR high_watermark_id <= $5::bigint)`,
+      [jobId, row.identity, gap.afterId, JSON.stringify(gap), gap.afterId],
     );
   }
   return getWatchRow(db, jobId);
+}
+
+/**
+ * After a complete pass of an identity's watch: links into the job the tweets the identity's other
+ * jobs read between how far this job was linked and where the pass began (`upToId`: its lower
+ * bound, or above it the newest a cut pass it resumed had read, which it skipped), with their
+ * authors (job_users, role author), counted in jobs.tweets and jobs.users; then records how far
+ * the job now holds (`covered`: its newest). A linked row's first_seen_at is when it was linked:
+ * when this job first had it. Only the job's own rows are written (finishSlice holds its job row
+ * already), so two passes finishing at once cannot deadlock over each other's jobs.
+ */
+async function linkIdentityTweets(db: Queryable, jobId: string, upToId: string, covered: ReadonlyArray<string | null>): Promise<void> {
+  await db.query(
+    `WITH me AS (
+       SELECT identity, coalesce(linked_to_id, ((floor_ms - ${TWITTER_EPOCH_MS}) << 22) - 1, $2::bigint) AS from_id
+         FROM watches WHERE job_id = $1::bigint),
+     linked AS (
+       INSERT INTO job_tweets (job_id, tweet_id, first_seen_at)
+       SELECT DISTINCT $1::bigint, jt.tweet_id, now()
+         FROM me JOIN watches o ON o.identity = me.identity AND o.job_id <> $1::bigint
+         JOIN job_tweets jt ON jt.job_id = o.job_id AND jt.tweet_id > me.from_id AND jt.tweet_id <= $2::bigint
+       ON CONFLICT DO NOTHING
+       RETURNING tweet_id),
+     authors AS (
+       INSERT INTO job_users (job_id, user_id, role, first_seen_at)
+       SELECT DISTINCT $1::bigint, t.author_id, 'author', now()
+         FROM linked l JOIN tweets t ON t.id = l.tweet_id WHERE t.author_id IS NOT NULL
+       ON CONFLICT DO NOTHING
+       RETURNING user_id),
+     counted AS (
+       -- Users new to the job: no row of theirs in another role (the snapshot predates \`authors\`).
+       UPDATE jobs SET tweets = tweets + (SELECT count(*) FROM linked),
+              users = users + (SELECT count(*) FROM authors a WHERE NOT EXISTS (
+                        SELECT 1 FROM job_users ju WHERE ju.job_id = $1::bigint AND ju.user_id = a.user_id)),
+              updated_at = now()
+        WHERE id = $1::bigint AND EXISTS (SELECT 1 FROM linked))
+     UPDATE watches SET linked_to_id = greatest(linked_to_id, $2::bigint, $3::bigint, $4::bigint) WHERE job_id = $1::bigint`,
+    [jobId, upToId, covered[0] ?? null, covered[1] ?? null],
+  );
 }
 
 /** How many of a pass's new tweets an event quotes (newest first). */
@@ -316,6 +419,8 @@ export interface WatchForPass {
   watermarkId: string | null;
   floorMs: number | null;
   passes: number;
+  /** Unread ranges of passes cut short (cutPassResume). */
+  gaps: WatchGap[];
   /** A pass slice that is still pending or running, if any. */
   activeSliceId: string | null;
 }
@@ -351,10 +456,11 @@ export async function startWatchPassIn(
     high_watermark_id: string | null;
     floor_ms: string | null;
     passes: number;
+    gaps: WatchGap[];
     active: string | null;
     active_priority: JobPriority | null;
   }>(
-    `SELECT j.status, j.kind, j.params, w.enabled, w.high_watermark_id::text, w.floor_ms::text, w.passes,
+    `SELECT j.status, j.kind, j.params, w.enabled, w.high_watermark_id::text, w.floor_ms::text, w.passes, w.gaps,
             -- A pass is still active until the watch has recorded it: its last page may have
             -- committed (status done) before finishSlice moved the watermark. Other slices of the
             -- job (a backfill before the watch, a community's members) are not passes.
@@ -381,6 +487,7 @@ export async function startWatchPassIn(
     watermarkId: r.high_watermark_id,
     floorMs: r.floor_ms === null ? null : Number(r.floor_ms),
     passes: r.passes,
+    gaps: r.gaps,
     activeSliceId: null,
   });
   const [inserted] = await insertSlices(client, jobId, [slice]);

@@ -3,6 +3,7 @@
  * the identity's watermark; other filters are another identity; --full re-reads on purpose.
  */
 import { describe, expect, it } from 'vitest';
+import { runWatchTick } from '../../src/jobs/watch.ts';
 import { jobTweetIds, useHarness } from '../helpers/harness.ts';
 import { runCli } from '../helpers/cli.ts';
 import { getWatch } from '../helpers/store-rows.ts';
@@ -90,5 +91,50 @@ describe('watch identity', () => {
     expect((await run(['mentions', '@scheduledtwice'])).code).toBe(0);
     expect((await run(['cancel', jobId])).code).toBe(0);
     expect((await run(['mentions', '@scheduledtwice', '--every', '1h', '--yes'])).code).toBe(0);
+  });
+
+  it('a one-shot pass between two scheduled ones leaves no hole in the schedule\'s job: its tweets are linked there', async () => {
+    const w = h.sim.world;
+    const target = [...w.users]
+      .filter((u) => !u.protected && !u.suspended && !u.deleted && w.mentionsOf(u.index).length >= 3)
+      .sort((a, b) => w.mentionsOf(a.index).length - w.mentionsOf(b.index).length)[1]!;
+    const author = w.users.find((u) => !u.protected && !u.suspended && !u.deleted && u.index !== target.index)!;
+    const mention = (n: number, tag: string) =>
+      h.sim.control.addTweets(Array.from({ length: n }, (_, i) => ({ authorHandle: author.username, text: `${tag} @${target.username} ${i}` })));
+    // (--min-retweets 0: an identity of its own)
+    const params = { handle: target.username, minRetweets: 0 };
+    const scheduled = await h.submit({ kind: 'mentions', params: { ...params, since: '2026-09-01', everySeconds: 600 } });
+    expect((await h.runUntil(scheduled, { until: ['scheduled', 'failed'] })).status).toBe('scheduled');
+    const history = await jobTweetIds(h, scheduled);
+
+    // More than a page: the schedule's next pass meets the watermark on its first page, above most of them.
+    const byOneShot = mention(30, 'between');
+    const oneShot = await h.submit({ kind: 'mentions', params });
+    expect((await h.runUntil(oneShot)).status).toBe('completed');
+    // Its pages hold the 30 and, below the watermark, mentions the schedule already had.
+    const readByOneShot = await jobTweetIds(h, oneShot);
+    expect(readByOneShot).toEqual(expect.arrayContaining(byOneShot));
+
+    const later = mention(3, 'later');
+    await runWatchTick(scheduled, { pool: h.services.pool, queues: h.services.queues });
+    expect((await h.runUntil(scheduled, { until: ['scheduled', 'failed'] })).status).toBe('scheduled');
+    // The schedule's pass read one page (the 3, and 17 of the 30 down to the watermark), and holds all.
+    const held = await jobTweetIds(h, scheduled);
+    expect(held).toEqual([...history, ...byOneShot, ...later].sort());
+    const { rows } = await h.services.pool.query<{ tweets: string }>('SELECT tweets::text FROM jobs WHERE id = $1', [scheduled]);
+    expect(Number(rows[0]!.tweets)).toBe(held.length);
+    // The one-shot job keeps what it read, nothing more.
+    expect(await jobTweetIds(h, oneShot)).toEqual(readByOneShot);
+
+    // A schedule started afterwards holds what it reads from its start, not the identity's history:
+    // it is linked from the watermark it takes over.
+    expect((await runCli(['cancel', scheduled], h.env)).code).toBe(0);
+    const next = await h.submit({ kind: 'mentions', params: { ...params, everySeconds: 600 } });
+    const { rows: watch } = await h.services.pool.query<{ linked: string; watermark: string }>(
+      'SELECT linked_to_id::text AS linked, high_watermark_id::text AS watermark FROM watches WHERE job_id = $1',
+      [next],
+    );
+    expect(watch[0]!.linked).toBe(later.at(-1));
+    expect(watch[0]!.watermark).toBe(later.at(-1));
   });
 });

@@ -10,9 +10,10 @@
  * upper bound: no gap, no overlap. The watch definition lives in the `watches` table.
  */
 import { z } from 'zod';
-import { createWatch, watchIdentity } from '../../store/watches.ts';
-import type { JobKind, PageVerdict, SliceHandler, SliceSpec } from '../kind.ts';
-import { oldestMs, tweetPage } from './pages.ts';
+import { createWatch, cutPassResume, passLowerBound, watchIdentity } from '../../store/watches.ts';
+import type { JobKind, PageVerdict, SliceHandler, SliceSpec, WatchPassInput } from '../kind.ts';
+import { msOfId } from '../time-slices.ts';
+import { oldestMs, resumeNextCursor, resumeSegment, tweetPage } from './pages.ts';
 import { backfillSlices, handoffWatermark } from './watch-handoff.ts';
 
 export const DEFAULT_FIRST_PASS_LOOKBACK_MS = 7 * 24 * 3600 * 1000;
@@ -43,8 +44,13 @@ export const MentionsSliceParams = z.object({
   /** First pass only: the pass ends on reaching tweets older than this. */
   floorMs: z.number().int().nullable(),
   pass: z.number().int().positive(),
+  /** A pass resuming one cut short (cutPassResume): mentions above this first, then below resumeBelowId. */
+  resumeFromId: z.string().regex(/^\d+$/).optional(),
+  resumeBelowId: z.string().regex(/^\d+$/).optional(),
 });
 export type MentionsSliceParams = z.infer<typeof MentionsSliceParams>;
+
+const isoDay = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
 
 export function firstPassFloorMs(params: MentionsJobParams, now: Date): number {
   return params.since ? Date.parse(`${params.since}T00:00:00Z`) : now.getTime() - DEFAULT_FIRST_PASS_LOOKBACK_MS;
@@ -75,7 +81,12 @@ export function passSlice(
   pass: number,
   now: Date,
   storedFloorMs: number | null = null,
+  gaps?: WatchPassInput['gaps'],
 ): SliceSpec {
+  const floorMs = watermarkId === null ? (storedFloorMs ?? firstPassFloorMs(params, now)) : null;
+  const resume = cutPassResume(gaps, passLowerBound(watermarkId, floorMs));
+  // until_date is a day (untilBelowMs): that saves something only when the cut pass read past it.
+  const usable = resume !== null && untilBelowMs(resume.belowId) <= msOfId(resume.fromId);
   return {
     kind: 'mentions',
     params: {
@@ -84,10 +95,23 @@ export function passSlice(
       minRetweets: params.minRetweets,
       minReplies: params.minReplies,
       watermarkId,
-      floorMs: watermarkId === null ? (storedFloorMs ?? firstPassFloorMs(params, now)) : null,
+      floorMs,
       pass,
+      ...(usable ? { resumeFromId: resume.fromId, resumeBelowId: resume.belowId } : {}),
     } satisfies MentionsSliceParams,
   };
+}
+
+const DAY_MS = 24 * 3600 * 1000;
+
+/**
+ * The until_date of a resuming pass's second segment: everything below the cut pass's oldest id
+ * lies before it. Two days after that id's UTC day, not one: the service does not say in which
+ * time zone it reads the date, and a zone east of UTC would end the day before UTC midnight,
+ * leaving the last hours of the day unread below the oldest. Re-reading a day more is the price.
+ */
+function untilBelowMs(id: string): number {
+  return (Math.floor(msOfId(id) / DAY_MS) + 2) * DAY_MS;
 }
 
 export const mentionsJob: JobKind<MentionsJobParams> = {
@@ -115,9 +139,10 @@ export const mentionsJob: JobKind<MentionsJobParams> = {
     if (params.everySeconds !== undefined) await queues.scheduleWatch(jobId, params.everySeconds * 1000);
   },
   passSlice(params, input) {
-    // --full: the job's first pass reads back to its own --since (or 7 days), watermark or not.
+    // --full: the job's first pass reads back to its own --since (or 7 days), watermark or not,
+    // and all of it, even what a cut pass read.
     if (params.full && input.pass === 1) return passSlice(params, null, 1, input.now);
-    return passSlice(params, input.watermarkId, input.pass, input.now, input.floorMs ?? null);
+    return passSlice(params, input.watermarkId, input.pass, input.now, input.floorMs ?? null, input.gaps);
   },
 };
 
@@ -126,20 +151,32 @@ export const mentionsSlice: SliceHandler<MentionsSliceParams> = {
   params: MentionsSliceParams,
   fetchAhead: true,
   async fetchPage(p, cursor, ctx) {
-    const sinceDate = p.floorMs !== null ? new Date(p.floorMs).toISOString().slice(0, 10) : undefined;
+    const sinceDate = p.floorMs !== null ? isoDay(p.floorMs) : undefined;
+    // A resuming pass (resumeSegment): above the cut pass's newest, then before the day after its oldest.
+    const resuming = p.resumeFromId !== undefined && p.resumeBelowId !== undefined;
+    const segment = resuming ? resumeSegment(cursor) : { below: false, cursor };
+    const untilDate = resuming && segment.below ? isoDay(untilBelowMs(p.resumeBelowId!)) : undefined;
     const page = await ctx.client.mentions(
       {
         query: p.handle,
         order: 'latest',
         ...(sinceDate ? { sinceDate } : {}),
+        ...(untilDate ? { untilDate } : {}),
         ...(p.minLikes !== undefined ? { minLikes: p.minLikes } : {}),
         ...(p.minRetweets !== undefined ? { minRetweets: p.minRetweets } : {}),
         ...(p.minReplies !== undefined ? { minReplies: p.minReplies } : {}),
-        ...(cursor ? { cursor } : {}),
+        ...(segment.cursor ? { cursor: segment.cursor } : {}),
       },
       ctx.call,
     );
-    return tweetPage('POST /v3/mentions', page);
+    const fetched = tweetPage('POST /v3/mentions', page);
+    if (!resuming) return fetched;
+    // The first segment ends where it meets what the cut pass read; a service's end before that
+    // ends the walk (an empty one above the watermark is cut short: passEnd), never the segment:
+    // the second would then skip what lies between this page and the cut pass's newest.
+    const from = BigInt(p.resumeFromId!);
+    const reachedRead = !segment.below && page.items.some((t) => BigInt(t.id) <= from);
+    return { ...fetched, nextCursor: resumeNextCursor(segment.below, page.nextCursor, reachedRead) };
   },
   afterPage(p, page, info) {
     const verdict: PageVerdict = {};

@@ -56,3 +56,30 @@ export function newestMs(tweets: readonly CanonicalTweet[]): number | null {
   }
   return newest;
 }
+
+/**
+ * A watch pass that resumes one cut short (cutPassResume) walks two segments in one slice: what is
+ * newer than the cut pass's newest, then what lies below its oldest. The second segment's cursors
+ * carry this prefix, and the first segment ends on the prefix alone, so the next request still
+ * depends only on the params and the cursor (fetchAhead holds) and a walk taken over or resumed
+ * after a crash goes on in the segment it was in.
+ */
+const BELOW_PREFIX = 'harvest-below:';
+
+/** Which segment a cursor walks, and the service's own cursor in it (null: the segment's first page). */
+export function resumeSegment(cursor: string | null): { below: boolean; cursor: string | null } {
+  if (cursor === null || !cursor.startsWith(BELOW_PREFIX)) return { below: false, cursor };
+  const own = cursor.slice(BELOW_PREFIX.length);
+  return { below: true, cursor: own === '' ? null : own };
+}
+
+/**
+ * The next cursor of a resuming pass's page. In the first segment, `reachedRead` (the page reached
+ * what the cut pass read) leads into the second; otherwise the service's cursor goes on, and its
+ * end ends the walk, as any walk's end (the pass's end rules judge it: passEnd).
+ */
+export function resumeNextCursor(below: boolean, serviceNext: string | null, reachedRead: boolean): string | null {
+  if (below) return serviceNext === null ? null : `${BELOW_PREFIX}${serviceNext}`;
+  return reachedRead ? BELOW_PREFIX : serviceNext;
+}
+

@@ -13,12 +13,12 @@
  */
 import { z } from 'zod';
 import { InputError } from '../../errors.ts';
-import { createWatch, watchIdentity } from '../../store/watches.ts';
-import type { JobKind, PageVerdict, SliceHandler, SliceSpec } from '../kind.ts';
-import { checkSearchQuery, withOperators } from '../search-query.ts';
+import { createWatch, cutPassResume, passLowerBound, watchIdentity } from '../../store/watches.ts';
+import type { JobKind, PageVerdict, SliceHandler, SliceSpec, WatchPassInput } from '../kind.ts';
+import { checkSearchQuery, countQueryOperators, MAX_QUERY_OPERATORS, withOperators } from '../search-query.ts';
 import { msOfId, parallelismCap, rangeOperators, splitPoint, splitRange, targetParallelism } from '../time-slices.ts';
 import { maxTweetsStop } from './max-tweets.ts';
-import { newestMs, oldestMs, tweetPage } from './pages.ts';
+import { newestMs, oldestMs, resumeNextCursor, resumeSegment, tweetPage } from './pages.ts';
 import { handoffWatermark } from './watch-handoff.ts';
 
 /** How far back a keyword watch's first pass reads without --since. */
@@ -49,6 +49,9 @@ export const SearchSliceParams = z.object({
   /** A watch pass: only ids above this (since_id:), newest first. */
   watermarkId: z.string().regex(/^\d+$/).nullable().optional(),
   pass: z.number().int().positive().optional(),
+  /** A pass resuming one cut short (cutPassResume): ids above this first, then below resumeBelowId. */
+  resumeFromId: z.string().regex(/^\d+$/).optional(),
+  resumeBelowId: z.string().regex(/^\d+$/).optional(),
 });
 export type SearchSliceParams = z.infer<typeof SearchSliceParams>;
 
@@ -70,8 +73,11 @@ export function checkSearchJob(params: Pick<SearchJobParams, 'query' | 'since' |
 }
 
 /** A keyword watch's pass: above the watermark, or (first pass) from the floor. */
-function searchPassSlice(params: SearchJobParams, input: { watermarkId: string | null; floorMs?: number | null; pass: number; now: Date }): SliceSpec {
+function searchPassSlice(params: SearchJobParams, input: WatchPassInput): SliceSpec {
   const floorMs = input.floorMs ?? input.now.getTime() - WATCH_FIRST_PASS_LOOKBACK_MS;
+  // The part below a cut pass's read range takes max_id: as well: only when the query has room.
+  const roomForBounds = countQueryOperators(params.query) + 2 <= MAX_QUERY_OPERATORS;
+  const resume = roomForBounds ? cutPassResume(input.gaps, passLowerBound(input.watermarkId, input.watermarkId === null ? floorMs : null)) : null;
   return {
     kind: 'search',
     params: {
@@ -80,6 +86,7 @@ function searchPassSlice(params: SearchJobParams, input: { watermarkId: string |
       ...(input.watermarkId === null ? { sinceMs: floorMs } : {}),
       watermarkId: input.watermarkId,
       pass: input.pass,
+      ...(resume ? { resumeFromId: resume.fromId, resumeBelowId: resume.belowId } : {}),
     } satisfies SearchSliceParams,
   };
 }
@@ -131,8 +138,16 @@ export const searchJob: JobKind<SearchJobParams> = {
   passSlice: searchPassSlice,
 };
 
-/** The slice's query: the user's, bracketed, then the slice's id bounds (see search-query.ts). */
-export function sliceQuery(p: SearchSliceParams): string {
+/**
+ * The slice's query: the user's, bracketed, then the slice's id bounds (see search-query.ts). A
+ * resuming pass (resumeSegment) reads above the cut pass's newest first, then below its oldest.
+ */
+export function sliceQuery(p: SearchSliceParams, segment: { below: boolean } = { below: false }): string {
+  if (p.resumeFromId !== undefined && p.resumeBelowId !== undefined) {
+    if (!segment.below) return withOperators(p.query, `since_id:${p.resumeFromId}`);
+    const lower = p.watermarkId != null ? `since_id:${p.watermarkId}` : rangeOperators({ sinceMs: p.sinceMs });
+    return withOperators(p.query, `${lower} max_id:${(BigInt(p.resumeBelowId) - 1n).toString()}`.trim());
+  }
   if (p.watermarkId != null) return withOperators(p.query, `since_id:${p.watermarkId}`);
   return withOperators(p.query, rangeOperators({ sinceMs: p.sinceMs, untilMs: p.untilMs }));
 }
@@ -142,11 +157,18 @@ export const searchSlice: SliceHandler<SearchSliceParams> = {
   params: SearchSliceParams,
   fetchAhead: true,
   async fetchPage(p, cursor, ctx) {
+    if (p.resumeFromId === undefined) {
+      const page = await ctx.client.searchTweets({ query: sliceQuery(p), order: p.order, ...(cursor ? { cursor } : {}) }, ctx.call);
+      return tweetPage('POST /v3/search-tweets', page);
+    }
+    // A resuming pass: since_id: ends the first segment where the cut pass's reading began, so the
+    // service's end of it is where the second begins.
+    const segment = resumeSegment(cursor);
     const page = await ctx.client.searchTweets(
-      { query: sliceQuery(p), order: p.order, ...(cursor ? { cursor } : {}) },
+      { query: sliceQuery(p, segment), order: p.order, ...(segment.cursor ? { cursor: segment.cursor } : {}) },
       ctx.call,
     );
-    return tweetPage('POST /v3/search-tweets', page);
+    return { ...tweetPage('POST /v3/search-tweets', page), nextCursor: resumeNextCursor(segment.below, page.nextCursor, page.nextCursor === null) };
   },
   afterPage(p, page) {
     const verdict: PageVerdict = {};
