@@ -4,6 +4,7 @@
  * Formatting is pure; ProgressReporter only schedules polls and writes.
  */
 import type { Writable } from 'node:stream';
+import { etaSeconds } from '../store/job-progress.ts';
 
 export interface ProgressSnapshot {
   jobId: string;
@@ -15,6 +16,8 @@ export interface ProgressSnapshot {
   requests: number;
   quotaLeft: number | null;
   startedAt: Date;
+  /** Milliseconds held (paused, parked for quota) since it started: not counted by the ETA. */
+  heldMs: number;
   now: Date;
   /** 0..1 when the job knows its range (e.g. a date window), else null. */
   fractionDone: number | null;
@@ -50,17 +53,6 @@ export function requestRate(s: ProgressSnapshot, prev?: ProgressSnapshot): numbe
 
 export function formatRate(rate: number | null): string {
   return rate === null ? '- req/s' : `${rate.toFixed(1)} req/s`;
-}
-
-/**
- * Seconds left, assuming the rest goes as fast as what was done so far. Null while nothing is
- * known (no range, nothing done yet, or done).
- */
-export function etaSeconds(s: ProgressSnapshot): number | null {
-  const f = s.fractionDone;
-  const elapsed = (s.now.getTime() - s.startedAt.getTime()) / 1000;
-  if (f === null || !(f > 0) || f >= 1 || elapsed <= 0) return null;
-  return (elapsed * (1 - f)) / f;
 }
 
 export function renderProgressLine(s: ProgressSnapshot, prev?: ProgressSnapshot): string {

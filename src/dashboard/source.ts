@@ -20,6 +20,7 @@ import {
 } from '../store/dashboard.ts';
 import type { Queryable } from '../store/db.ts';
 import { describeJobState, jobHealth, jobSnapshot, type JobHealth, type JobSnapshot } from '../store/job-status.ts';
+import { etaSeconds as etaOf } from '../store/job-progress.ts';
 import { JobStatus } from '../store/states.ts';
 import { exampleSqlFor, type ExampleSql } from './example-sql.ts';
 
@@ -118,9 +119,9 @@ function jobView(r: DashboardJobRow, waiting: Set<string>, health: Map<string, J
   if (progress !== null) progress = Math.round(progress * 1000) / 1000;
   const requestsPerSecond = Math.round((r.recentRequests / 60) * 10) / 10;
   let etaSeconds: number | null = null;
-  if ((r.status === JobStatus.RUNNING || r.status === JobStatus.QUEUED) && progress !== null && progress > 0 && progress < 1 && r.startedAt) {
-    const elapsed = (now - r.startedAt.getTime()) / 1000;
-    etaSeconds = Math.round((elapsed * (1 - progress)) / progress);
+  if ((r.status === JobStatus.RUNNING || r.status === JobStatus.QUEUED) && r.startedAt) {
+    const eta = etaOf({ fractionDone: progress, startedAt: r.startedAt, heldMs: r.heldMs, now: new Date(now) });
+    etaSeconds = eta === null ? null : Math.round(eta);
   }
   return {
     id: r.id,
@@ -248,6 +249,7 @@ export async function loadJobDetail(deps: DashboardDeps, jobId: string): Promise
     createdAt: snap.createdAt,
     startedAt: snap.startedAt,
     finishedAt: snap.finishedAt,
+    heldMs: snap.heldMs,
     recentRequests: extras.recentRequests,
     slices: snap.slices,
     rangeFraction: snap.fractionDone,

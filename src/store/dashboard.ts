@@ -6,7 +6,7 @@
  * api_requests through its (at, …) index, and nothing here scans tweets except one job's own.
  */
 import type { Queryable } from './db.ts';
-import { JOB_PROGRESS_COLUMNS, readJobProgress } from './job-progress.ts';
+import { HELD_MS_COLUMN, JOB_PROGRESS_COLUMNS, readJobProgress } from './job-progress.ts';
 import { TWITTER_EPOCH_MS } from './snowflake.ts';
 
 export interface DashboardJobRow {
@@ -22,6 +22,8 @@ export interface DashboardJobRow {
   createdAt: Date;
   startedAt: Date | null;
   finishedAt: Date | null;
+  /** Milliseconds held (paused, parked for quota) since it started, the current hold included. */
+  heldMs: number;
   /** Requests of this job in the last 60 s (from api_requests). */
   recentRequests: number;
   slices: { pending: number; running: number; done: number; failed: number; cancelled: number };
@@ -44,6 +46,7 @@ interface JobRow {
   created_at: Date;
   started_at: Date | null;
   finished_at: Date | null;
+  held_ms: string;
   recent_requests: number;
   slices: Record<string, number> | null;
   range_total: number | null;
@@ -57,7 +60,7 @@ interface JobRow {
 const JOBS_PAGE_SQL = `
   WITH page AS (SELECT * FROM jobs ORDER BY id DESC OFFSET $1 LIMIT $2)
   SELECT j.id::text, j.kind, j.status, j.params, j.tweets::text, j.requests_spent::text, j.max_requests::text,
-         j.note, j.error_message, j.created_at, j.started_at, j.finished_at,
+         j.note, j.error_message, j.created_at, j.started_at, j.finished_at, ${HELD_MS_COLUMN},
          (SELECT count(*)::int FROM api_requests r WHERE r.job_id = j.id AND r.at > now() - interval '60 seconds') AS recent_requests,
          ${JOB_PROGRESS_COLUMNS},
          (w.job_id IS NOT NULL) AS is_watch, w.next_due_at
@@ -95,6 +98,7 @@ export async function dashboardJobsPage(db: Queryable, offset: number, limit: nu
         createdAt: r.created_at,
         startedAt: r.started_at,
         finishedAt: r.finished_at,
+        heldMs: Number(r.held_ms),
         recentRequests: r.recent_requests,
         slices: progress.slices,
         rangeFraction: progress.fractionDone,

@@ -56,3 +56,23 @@ export function readJobProgress(r: JobProgressRow): JobProgress {
     fractionDone: total > 0 ? Math.min(1, Math.max(0, 1 - (r.range_left ?? 0) / total)) : null,
   };
 }
+
+/**
+ * Milliseconds the job was held (paused, or parked for quota) since it started, the current hold
+ * included (migration 0017), as a SELECT column over a job row aliased `j`: `held_ms`, text. A job
+ * not started yet (null started_at) has held nothing that counts.
+ */
+export const HELD_MS_COLUMN = `(j.held_ms + CASE WHEN j.started_at IS NULL OR j.held_since IS NULL THEN 0
+           ELSE greatest(0, (extract(epoch FROM now() - greatest(j.held_since, j.started_at)) * 1000)::bigint) END)::text AS held_ms`;
+
+/**
+ * Seconds left, if the rest goes as fast as what was done so far, counting only the time the job
+ * ran (not while it was paused or parked for quota). Null while nothing is known: no share done
+ * yet, or all of it.
+ */
+export function etaSeconds(s: { fractionDone: number | null; startedAt: Date; heldMs: number; now: Date }): number | null {
+  const f = s.fractionDone;
+  const ran = (s.now.getTime() - s.startedAt.getTime() - s.heldMs) / 1000;
+  if (f === null || !(f > 0) || f >= 1 || ran <= 0) return null;
+  return (ran * (1 - f)) / f;
+}

@@ -4,7 +4,7 @@
  */
 import type { Queryable } from './db.ts';
 import type { JobRow } from './jobs.ts';
-import { JOB_PROGRESS_COLUMNS, readJobProgress } from './job-progress.ts';
+import { HELD_MS_COLUMN, JOB_PROGRESS_COLUMNS, readJobProgress } from './job-progress.ts';
 import { JobStatus } from './states.ts';
 
 /** Median response time of the last 200 requests, or null when there are none yet. */
@@ -30,6 +30,8 @@ type JobFields = 'id' | 'kind' | 'params' | 'pages' | 'tweets' | 'users' | 'maxR
 export interface JobSnapshot extends Pick<JobRow, JobFields> {
   status: string;
   requests: number;
+  /** Milliseconds held (paused, parked for quota) since it started, the current hold included. */
+  heldMs: number;
   slices: SliceSummary;
   /** Share of the job's known range already walked (search with --since), else null. */
   fractionDone: number | null;
@@ -52,6 +54,7 @@ interface Row {
   created_at: Date;
   started_at: Date | null;
   finished_at: Date | null;
+  held_ms: string;
   slices: Record<string, number> | null;
   range_total: number | null;
   range_left: number | null;
@@ -69,7 +72,7 @@ interface Row {
 const SNAPSHOT_SQL = `
   SELECT j.id::text, j.kind, j.status, j.params, j.pages::text, j.tweets::text, j.users::text,
          j.requests_spent::text, j.max_requests::text, j.note, j.error_code, j.error_message,
-         j.created_at, j.started_at, j.finished_at,
+         j.created_at, j.started_at, j.finished_at, ${HELD_MS_COLUMN},
          ${JOB_PROGRESS_COLUMNS},
          w.every_seconds, w.passes, w.next_due_at, w.last_pass_new, w.high_watermark_id::text AS watermark, w.gaps,
          (w.job_id IS NOT NULL) AS is_watch
@@ -93,6 +96,7 @@ function toSnapshot(r: Row): JobSnapshot {
     createdAt: r.created_at,
     startedAt: r.started_at,
     finishedAt: r.finished_at,
+    heldMs: Number(r.held_ms),
     slices: progress.slices,
     fractionDone: progress.fractionDone,
     watch: r.is_watch

@@ -2,7 +2,6 @@ import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   ProgressReporter,
-  etaSeconds,
   formatCount,
   formatDuration,
   formatRate,
@@ -10,6 +9,7 @@ import {
   requestRate,
   type ProgressSnapshot,
 } from '../../src/cli/progress.ts';
+import { etaSeconds } from '../../src/store/job-progress.ts';
 
 const T0 = Date.parse('2026-03-01T12:00:00Z');
 
@@ -24,6 +24,7 @@ function snap(overrides: Partial<ProgressSnapshot> = {}, atSeconds = 64): Progre
     requests: 1280,
     quotaLeft: 98_765,
     startedAt: new Date(T0),
+    heldMs: 0,
     now: new Date(T0 + atSeconds * 1000),
     fractionDone: null,
     ...overrides,
@@ -97,6 +98,14 @@ describe('progress formatting', () => {
     expect(etaSeconds(snap({ fractionDone: 0 }, 64))).toBeNull();
     expect(etaSeconds(snap({ fractionDone: 1 }, 64))).toBeNull();
     expect(etaSeconds(snap({ fractionDone: null }, 64))).toBeNull();
+  });
+
+  it('counts only the time the job ran: a pause or a quota park does not stretch the ETA', () => {
+    // 64 s since it started, 48 of them paused: 16 s for a quarter, 48 s for the rest.
+    expect(etaSeconds(snap({ fractionDone: 0.25, heldMs: 48_000 }, 64))).toBe(48);
+    expect(renderProgressLine(snap({ fractionDone: 0.25, heldMs: 48_000 }, 64))).toContain('25% ETA 48s');
+    // Held the whole time (a clock skew, a hold that began at start): nothing known yet.
+    expect(etaSeconds(snap({ fractionDone: 0.25, heldMs: 64_000 }, 64))).toBeNull();
   });
 
   it('renders pages, tweets, users, req/s, quota and ETA on one line', () => {
