@@ -7,8 +7,11 @@ import type { Queryable } from './db.ts';
 
 /**
  * Parents missing up the reply chains of the job's tweets: walking up through the parents we hold,
- * the first `in_reply_to_tweet_id` of each chain that no row of `tweets` has, minus `exclude`
- * (ids already asked for and not returned: deleted or protected). Ascending, at most `limit`.
+ * the first `in_reply_to_tweet_id` of each chain that no row of `tweets` has in full, minus
+ * `exclude` (ids already asked for and not returned: deleted or protected). A parent held only as
+ * a v2 embedded copy (quoted or retweeted inside another tweet) counts as missing: the copy does
+ * not say what it replies to, so the chain would end there as if it were the conversation's start.
+ * Ascending, at most `limit`.
  */
 export async function missingParents(db: Queryable, sourceJobId: string, exclude: readonly string[], limit: number): Promise<string[]> {
   const { rows } = await db.query<{ id: string }>(
@@ -22,7 +25,7 @@ export async function missingParents(db: Queryable, sourceJobId: string, exclude
      SELECT DISTINCT up.parent::text AS id, up.parent
        FROM up
       WHERE up.parent IS NOT NULL
-        AND NOT EXISTS (SELECT 1 FROM tweets t WHERE t.id = up.parent)
+        AND NOT EXISTS (SELECT 1 FROM tweets t WHERE t.id = up.parent AND t.source <> 'v2-embedded')
         AND up.parent <> ALL ($2::bigint[])
       ORDER BY up.parent
       LIMIT $3::int`,

@@ -82,6 +82,27 @@ describe('conversations', () => {
     expect(rows).toEqual([{ root_id: t.leaf, depth: 0, root_complete: false }]);
   });
 
+  it('a parent held only as a v2 embedded copy is no root: the walk fetches it in full and climbs on', async () => {
+    const t = addThread(h);
+    const source = await sourceJob(h, [t.leaf]);
+    // p2 as a v2 tweet embeds it when quoting: text, time and counts, not what it replies to.
+    await h.services.pool.query(
+      "INSERT INTO tweets (id, full_text, created_at, source, raw) VALUES ($1, 'second reply', now(), 'v2-embedded', '{}')",
+      [t.p2],
+    );
+    const root = async () =>
+      (await h.services.pool.query<{ root_id: string; root_complete: boolean }>('SELECT root_id::text, root_complete FROM threads WHERE tweet_id = $1::bigint', [t.leaf])).rows;
+    expect(await root()).toEqual([{ root_id: t.p2, root_complete: false }]);
+
+    const jobId = await createJob(h.services.pool, { kind: 'conversations', params: { sourceJobId: source }, priority: 'backfill' });
+    const [sliceId] = await createSlices(h.services.pool, jobId, [{ kind: conversationParentsSlice.kind, params: { sourceJobId: source } }]);
+    await h.services.queues.enqueueSlice('backfill', { jobId, sliceId: sliceId! });
+    const before = bulkRequests(h);
+    expect((await h.runUntil(jobId)).status).toBe('completed');
+    expect(bulkRequests(h) - before).toBe(3); // p2 in full, then p1, then the root
+    expect(await root()).toEqual([{ root_id: t.root, root_complete: true }]);
+  });
+
   it('--max-requests is exact: the job spends that many requests and not one more', async () => {
     const t = addThread(h);
     const source = await sourceJob(h, [t.leaf]);
