@@ -88,9 +88,9 @@ class Collect extends Writable {
   }
 }
 
-async function exportText(jobId: string, format: ExportFormat): Promise<{ rows: number; text: string }> {
+async function exportText(jobId: string, format: ExportFormat, options: { spreadsheet?: boolean } = {}): Promise<{ rows: number; text: string }> {
   const sink = new Collect();
-  const { rows } = await exportJobTweets(db.pool, jobId, format, sink);
+  const { rows } = await exportJobTweets(db.pool, jobId, format, sink, options);
   return { rows, text: sink.text() };
 }
 
@@ -170,6 +170,23 @@ describe('exportJobTweets', () => {
     expect(objects[2]!.full_text).toBe(TRICKY);
     // ids are JSON strings, never numbers that would round
     expect(lines[0]).toContain('"author_id":"9007199254740993"');
+  });
+
+  it('--spreadsheet: text that would open as a formula gets a leading quote in CSV; verbatim otherwise', async () => {
+    const formulas = ['=HYPERLINK("http://x.example","hi")', '+1 agreed', '-2 points', '@jack hello', '\tindented', '\rreturn'];
+    const tweets = formulas.map((text, i) => makeTweet(`19200000000000000${10 + i}`, makeUser(`98765432100${i}`, { displayName: text }), { fullText: text }));
+    const safe = [...tweets, makeTweet('1920000000000000099', makeUser('987654321099', { displayName: 'Zoë = fine' }), { fullText: 'a=b, c@d' })];
+    const jobId = await seedJob(safe);
+    const column = (rows: string[][], name: string) => rows.slice(1).map((r) => r[EXPORT_COLUMNS.indexOf(name as (typeof EXPORT_COLUMNS)[number])]);
+    const plain = parseCsv((await exportText(jobId, 'csv')).text);
+    expect(column(plain, 'full_text')).toEqual([...formulas, 'a=b, c@d']);
+    const guarded = parseCsv((await exportText(jobId, 'csv', { spreadsheet: true })).text);
+    expect(column(guarded, 'full_text')).toEqual([...formulas.map((f) => `'${f}`), 'a=b, c@d']);
+    expect(column(guarded, 'author_display_name')).toEqual([...formulas.map((f) => `'${f}`), 'Zoë = fine']);
+    // Ids, counts and the other columns are untouched; JSON lines ignore the option.
+    expect(column(guarded, 'tweet_id')).toEqual(column(plain, 'tweet_id'));
+    const jsonl = (await exportText(jobId, 'jsonl', { spreadsheet: true })).text.trim().split('\n').map((l) => (JSON.parse(l) as Expected).full_text);
+    expect(jsonl).toEqual([...formulas, 'a=b, c@d']);
   });
 
   it('exports only the tweets of the job asked for (a tweet shared by two jobs appears in both)', async () => {

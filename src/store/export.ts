@@ -58,16 +58,24 @@ export const EXPORT_COLUMNS = [
 
 const iso = (column: string): string => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
+/**
+ * A text cell people wrote (a tweet, a display name) as a spreadsheet should open it: one starting
+ * with = + - @, a tab or a carriage return would be read as a formula (a reply starts with @), so
+ * it gets a leading ', which makes it text (the ' stays visible in a CSV a spreadsheet opens).
+ */
+const asText = (column: string): string => `CASE WHEN ${column} ~ '^[-=+@\t\r]' THEN '''' || ${column} ELSE ${column} END`;
+
 /** `jobLiteral` is an already-escaped SQL literal: COPY takes no bind parameters. */
-function selectSql(jobLiteral: string): string {
+function selectSql(jobLiteral: string, spreadsheet: boolean): string {
+  const people = spreadsheet ? asText : (column: string) => column;
   return `SELECT
     t.id::text AS tweet_id,
     ${iso('t.created_at')} AS created_at,
     t.author_id::text AS author_id,
     u.username AS author_username,
-    u.display_name AS author_display_name,
+    ${people('u.display_name')} AS author_display_name,
     u.followers_count AS author_followers_count,
-    t.full_text,
+    ${people('t.full_text')} AS full_text,
     t.lang,
     t.conversation_id::text AS conversation_id,
     t.in_reply_to_tweet_id::text AS in_reply_to_tweet_id,
@@ -95,8 +103,8 @@ function selectSql(jobLiteral: string): string {
  * escapes every control character as \u00XX) and that is never empty, so COPY emits each
  * row_to_json value verbatim: text mode would double every backslash instead.
  */
-function copySql(format: ExportFormat, jobLiteral: string): string {
-  const select = selectSql(jobLiteral);
+function copySql(format: ExportFormat, jobLiteral: string, spreadsheet: boolean): string {
+  const select = selectSql(jobLiteral, spreadsheet && format === 'csv');
   return format === 'csv'
     ? `COPY (${select}) TO STDOUT WITH (FORMAT csv, HEADER true)`
     : `COPY (SELECT row_to_json(r)::text FROM (${select}) r) TO STDOUT WITH (FORMAT csv, QUOTE e'\\x01', DELIMITER e'\\x02')`;
@@ -106,6 +114,8 @@ export interface ExportOptions {
   /** End `writable` when the rows are written (default true; false for process.stdout). */
   end?: boolean;
   signal?: AbortSignal;
+  /** CSV for a spreadsheet: tweet text and display names never open as formulas (asText). */
+  spreadsheet?: boolean;
 }
 
 /**
@@ -123,7 +133,7 @@ export async function exportJobTweets(
   if (!/^[1-9][0-9]{0,18}$/.test(jobId)) throw new RangeError(`not a job id: ${JSON.stringify(jobId)}`);
   try {
     return await withClient(pool, async (client) => {
-      const stream = client.query(copyTo(copySql(format, client.escapeLiteral(jobId))));
+      const stream = client.query(copyTo(copySql(format, client.escapeLiteral(jobId), options.spreadsheet ?? false)));
       try {
         await pipeline(stream, writable, { end: options.end ?? true, ...(options.signal ? { signal: options.signal } : {}) });
       } catch (error) {

@@ -1,5 +1,5 @@
 /**
- * `harvest export <job-id> --format csv|jsonl [--out FILE]`: a job's tweets as flat, stable
+ * `harvest export <job-id> --format csv|jsonl [--out FILE] [--spreadsheet]`: a job's tweets as flat, stable
  * columns (src/store/export.ts lists them). Needs Postgres only, so Redis being down does not
  * stop an export. With --out the file appears whole or not at all: rows go to a temporary file
  * beside it, which is synced and renamed over FILE only once the COPY has finished.
@@ -10,7 +10,7 @@ import { basename, dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import { InputError } from '../../errors.ts';
 import { createPool, withClient, type Pool } from '../../store/db.ts';
-import { exportJobTweets, type ExportFormat } from '../../store/export.ts';
+import { exportJobTweets, type ExportFormat, type ExportOptions } from '../../store/export.ts';
 import { getJob } from '../../store/jobs.ts';
 import { cliRuntime, onShutdownSignal, type CliState } from '../context.ts';
 import { parseFormat, parseJobId } from '../inputs.ts';
@@ -30,14 +30,14 @@ export async function exportToFile(
   jobId: string,
   format: ExportFormat,
   out: string,
-  signal?: AbortSignal,
+  options: Pick<ExportOptions, 'signal' | 'spreadsheet'> = {},
 ): Promise<{ rows: number }> {
   const temp = join(dirname(out), `.${basename(out)}.${randomBytes(6).toString('hex')}.tmp`);
   const handle = await open(temp, 'wx', 0o644);
   try {
     // flush: fsync before the stream closes the file, so the rename never exposes unwritten data.
     const file = handle.createWriteStream({ flush: true });
-    const result = await exportJobTweets(pool, jobId, format, file, signal ? { signal } : {});
+    const result = await exportJobTweets(pool, jobId, format, file, options);
     await rename(temp, out);
     return result;
   } catch (error) {
@@ -57,9 +57,12 @@ export function registerExportCommand(program: Command, state: CliState): void {
     .argument('<job-id>')
     .requiredOption('--format <format>', 'csv (with a header line) or jsonl (one JSON object per line)')
     .option('--out <file>', 'write to FILE, replaced atomically when complete (default: stdout)')
-    .action(async (id: string, o: { format: string; out?: string }) => {
+    .option('--spreadsheet', "csv for a spreadsheet: text starting with = + - @ gets a leading ' so it never opens as a formula")
+    .action(async (id: string, o: { format: string; out?: string; spreadsheet?: boolean }) => {
       const jobId = parseJobId(id);
       const format = parseFormat(o.format);
+      if (o.spreadsheet && format !== 'csv') throw new InputError('--spreadsheet applies to --format csv only');
+      const spreadsheet = o.spreadsheet === true;
       const out = o.out === undefined ? undefined : await parseOutPath(o.out);
       const { config } = cliRuntime(state, { quiet: true });
       const pool = createPool(config.databaseUrl, { max: 1, applicationName: 'harvest-export' });
@@ -73,8 +76,8 @@ export function registerExportCommand(program: Command, state: CliState): void {
           return;
         }
         const { rows } = out
-          ? await exportToFile(pool, jobId, format, out, abort.signal)
-          : await exportJobTweets(pool, jobId, format, process.stdout, { end: false, signal: abort.signal });
+          ? await exportToFile(pool, jobId, format, out, { signal: abort.signal, spreadsheet })
+          : await exportJobTweets(pool, jobId, format, process.stdout, { end: false, signal: abort.signal, spreadsheet });
         console.error(`${rows} rows → ${out ?? 'stdout'}`);
       } catch (error) {
         // `harvest export 1 --format csv | head` closes the pipe early: that is the reader's choice.
