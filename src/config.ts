@@ -48,6 +48,41 @@ export function parseBaseUrl(value: string): string {
 }
 
 /**
+ * REDIS_URL's addresses, checked when Redis is opened (a command that needs only Postgres does not
+ * care), so a typo is named as one instead of being reported as a Redis that cannot be reached:
+ * one address, or with HARVEST_REDIS_CLUSTER one per seed node, comma separated. An address is
+ * what ioredis takes: `redis://` or `rediss://` URL, `host:port` (read as `redis://host:port`),
+ * or (one Redis only) a Unix socket path; an empty list for a socket path. Messages name an
+ * address by its position and never quote it: it may carry a password.
+ */
+export function redisAddresses(value: string, cluster: boolean): URL[] {
+  if (!cluster && value.startsWith('/') && !value.startsWith('//')) return [];
+  const parts = value.split(',').map((p) => p.trim()).filter((p) => p.length > 0);
+  if (parts.length === 0) throw new ConfigError('REDIS_URL names no Redis (redis://host:port)');
+  if (!cluster && value.includes(',')) {
+    throw new ConfigError('REDIS_URL lists several addresses: set HARVEST_REDIS_CLUSTER=true for the seed nodes of a Redis Cluster');
+  }
+  return parts.map((part, i) => {
+    const which = cluster ? `REDIS_URL's cluster node ${i + 1}` : 'REDIS_URL';
+    // ioredis reads an address without a scheme as redis://, but a path on one as a Unix socket.
+    const schemeless = !/^[a-z][a-z0-9+.-]*:\/\//i.test(part);
+    const withScheme = schemeless ? `redis://${part.replace(/^\/\//, '')}` : part;
+    let url: URL;
+    try {
+      url = new URL(withScheme);
+    } catch {
+      throw new ConfigError(`${which} is not an address (redis://[:password@]host:port[/db], or host:port)`);
+    }
+    if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') throw new ConfigError(`${which} must start with redis:// or rediss://`);
+    if (url.hostname === '') throw new ConfigError(`${which} names no host (redis://host:port)`);
+    if (schemeless && url.pathname !== '' && url.pathname !== '/') {
+      throw new ConfigError(`${which} has a path but no scheme, which reads as a socket: write redis://host:port/db`);
+    }
+    return url;
+  });
+}
+
+/**
  * The database address with libpq's defaults made explicit, so the pool, migrations and messages
  * need no environment. A URL without a user means PGUSER, else the operating-system user (pg alone
  * reads only $USER, which service managers and containers often leave unset); a URL without a host

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { userInfo } from 'node:os';
-import { isLoopbackHost, loadConfig, parseBaseUrl, requireApiKeys, resolveDatabaseUrl } from '../src/config.ts';
+import { isLoopbackHost, loadConfig, parseBaseUrl, redisAddresses, requireApiKeys, resolveDatabaseUrl } from '../src/config.ts';
 import { describeTarget } from '../src/store/db.ts';
 import { ConfigError } from '../src/errors.ts';
 import { keyFingerprint } from '../src/key-fingerprint.ts';
@@ -68,6 +68,34 @@ describe('config', () => {
   it('rejects a DATABASE_URL that is not a postgres URL', () => {
     expect(() => loadConfig({ DATABASE_URL: 'not a url' })).toThrow(/DATABASE_URL is not a URL/);
     expect(() => loadConfig({ DATABASE_URL: 'mysql://h/db' })).toThrow(/postgres:\/\//);
+  });
+
+  it('refuses a malformed REDIS_URL as malformed, in one line that never quotes it (it may hold a password)', () => {
+    const refusal = (value: string, cluster = false): string => {
+      try {
+        redisAddresses(value, cluster);
+      } catch (error) {
+        return (error as Error).message;
+      }
+      return 'accepted';
+    };
+    expect(refusal('redis://:s3cret@:::bad')).toBe('REDIS_URL is not an address (redis://[:password@]host:port[/db], or host:port)');
+    expect(refusal('http://:s3cret@redis.internal:6379')).toBe('REDIS_URL must start with redis:// or rediss://');
+    expect(refusal('s3cret-scheme://redis.internal:6379')).toBe('REDIS_URL must start with redis:// or rediss://');
+    expect(refusal('redis://10.0.0.1:7000,redis://10.0.0.2:7000')).toMatch(/several addresses: set HARVEST_REDIS_CLUSTER=true/);
+    expect(refusal('')).toBe('REDIS_URL names no Redis (redis://host:port)');
+    // ioredis would read these as something else: a socket path, an invalid URL.
+    expect(refusal('host:6379/2')).toBe('REDIS_URL has a path but no scheme, which reads as a socket: write redis://host:port/db');
+    expect(refusal('redis:/host')).toMatch(/^REDIS_URL has a path but no scheme/);
+    expect(refusal('redis://h:1,')).toMatch(/several addresses/);
+    // What ioredis takes: URLs, host:port without a scheme, IPv6, a Unix socket.
+    for (const accepted of ['redis://127.0.0.1:6379', 'redis://host', 'rediss://:pw@cache.example:6380/2', 'redis://[::1]:6379',
+      'localhost:6379', '127.0.0.1:6379', 'redis-host', '//host:6379', 'admin:s3cret@host:6379', '/var/run/redis/redis.sock', '/tmp/r.sock?db=2']) {
+      expect(refusal(accepted), accepted).toBe('accepted');
+    }
+    expect(refusal('redis://10.0.0.1:7000,redis://10.0.0.2:7000', true)).toBe('accepted');
+    // Checked when Redis is opened, not when the configuration is read: export and migrate need Postgres only.
+    expect(loadConfig({ REDIS_URL: 'http://x' }, { dotenv: false }).redisUrl).toBe('http://x');
   });
 
   it('reads only the environment it is given', () => {

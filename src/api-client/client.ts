@@ -261,6 +261,11 @@ export class ApiClient {
     return this.#execute({ method, route: path, query: request.query, body: request.body, read: (json) => json }, options);
   }
 
+  /** Attempts sent and not answered yet. */
+  get inFlight(): number {
+    return this.#http.inFlight;
+  }
+
   /** Destroys the connection pools; calls in flight fail. */
   close(): Promise<void> {
     return this.#http.close();

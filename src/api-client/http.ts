@@ -60,6 +60,8 @@ export interface HttpOptions {
 export interface HttpClient {
   send(request: HttpRequest): Promise<HttpResponse>;
   close(): Promise<void>;
+  /** Attempts handed to undici and not settled yet (a stop waits for them: they are paid for). */
+  readonly inFlight: number;
 }
 
 /** Query string with every value URL-encoded; arrays repeat the name; null/undefined are omitted. */
@@ -94,6 +96,7 @@ export function createHttpClient(options: HttpOptions): HttpClient {
   const maxBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
   const pools = new Map<string, Pool>();
   let closed = false;
+  let inFlight = 0;
 
   function poolFor(origin: string): Pool {
     let pool = pools.get(origin);
@@ -122,7 +125,10 @@ export function createHttpClient(options: HttpOptions): HttpClient {
       headers['Content-Type'] = 'application/json';
       body = JSON.stringify(request.body ?? {});
     }
+    // Built before the attempt counts as in flight: a query that cannot be encoded throws here.
+    const path = `${basePath}${request.path}${buildQuery(request.query)}`;
     return new Promise<HttpResponse>((resolve, reject) => {
+      inFlight++;
       let controller: Dispatcher.DispatchController | null = null;
       let settled = false;
       // Set once undici is about to write the request: a failure before it (connection refused,
@@ -134,6 +140,7 @@ export function createHttpClient(options: HttpOptions): HttpClient {
       const settle = (): boolean => {
         if (settled) return false;
         settled = true;
+        inFlight--;
         clearTimeout(timer);
         request.signal?.removeEventListener('abort', onAbort);
         return true;
@@ -158,7 +165,7 @@ export function createHttpClient(options: HttpOptions): HttpClient {
       // undici's dispatch API rather than request(): no body stream, abort signal or async
       // resource per attempt, only these callbacks (the worker makes 20+ attempts a second a key).
       poolFor(base.origin).dispatch(
-        { method: request.method, path: `${basePath}${request.path}${buildQuery(request.query)}`, headers, body },
+        { method: request.method, path, headers, body },
         {
           onRequestStart(c) {
             controller = c;
@@ -218,7 +225,13 @@ export function createHttpClient(options: HttpOptions): HttpClient {
     await Promise.all(all.map((pool) => pool.destroy()));
   }
 
-  return { send, close };
+  return {
+    send,
+    close,
+    get inFlight() {
+      return inFlight;
+    },
+  };
 }
 
 /**

@@ -143,7 +143,10 @@ export async function withRetry<T>(
       }
       continue;
     }
-    await deps.gate.report(grant, { status: outcome.status });
+    // A clean answer only takes a strike away (a Redis call when the key had one): the page does
+    // not wait for it, so a Redis that is slow or down holds no paid page from its commit, and a
+    // failed report does not fail a page the service answered.
+    void deps.gate.report(grant, { status: outcome.status }).catch(() => undefined);
     return outcome.value;
   }
 }

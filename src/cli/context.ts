@@ -17,10 +17,14 @@ export interface CliRuntime {
   logger: Logger;
 }
 
-/** Config and logger; `quiet` lowers the default level to warn (progress displays, tables). */
-export function cliRuntime(state: CliState, options: { quiet?: boolean } = {}): CliRuntime {
+/**
+ * Config and logger. Unless HARVEST_LOG_LEVEL says otherwise, `quiet` lowers the default level to
+ * warn (progress displays, tables) and `level` sets it (a command whose output already says every
+ * outcome the logs would repeat).
+ */
+export function cliRuntime(state: CliState, options: { quiet?: boolean; level?: Config['logLevel'] } = {}): CliRuntime {
   const config = loadConfig(state.env);
-  const level = config.logLevelSet ? config.logLevel : options.quiet ? 'warn' : config.logLevel;
+  const level = config.logLevelSet ? config.logLevel : (options.level ?? (options.quiet ? 'warn' : config.logLevel));
   const logger = createLogger({ level, secrets: config.apiKeys.map((k) => k.key), name: 'harvest' });
   return { config, logger };
 }

@@ -2,6 +2,7 @@
  * `harvest <command>`: parses and validates arguments, then calls the same functions the worker
  * uses. Bad input prints one line and exits non-zero before anything is enqueued.
  */
+import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { z } from 'zod';
 import { describeIssues } from '../api-client/page.ts';
@@ -18,9 +19,16 @@ import { registerConversationsCommand } from './commands/conversations.ts';
 import { registerDemoCommand } from './commands/demo.ts';
 import type { CliState } from './context.ts';
 
+/** package.json's version (src/cli and a build's dist/cli sit at the same depth). */
+function packageVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: unknown };
+  return typeof pkg.version === 'string' ? pkg.version : 'unknown';
+}
+
 export function buildProgram(state: CliState): Command {
   const program = new Command('harvest')
     .description('Collects public data from the social-data API into Postgres')
+    .version(packageVersion(), '-V, --version', 'print the version')
     .exitOverride()
     .showSuggestionAfterError(true)
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });

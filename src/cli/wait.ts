@@ -19,6 +19,14 @@ export async function quotaLeft(services: Services): Promise<number | null> {
   return known.length === 0 ? null : known.reduce((sum, s) => sum + (s.remaining ?? 0), 0);
 }
 
+/** quotaLeft for a progress line: unknown after a second (a Redis that is down would hold the line). */
+function quotaLeftSoon(services: Services): Promise<number | null> {
+  return Promise.race([
+    quotaLeft(services).catch(() => null),
+    new Promise<null>((resolve) => setTimeout(() => resolve(null), 1000).unref()),
+  ]);
+}
+
 export function toProgress(s: JobSnapshot, quota: number | null): ProgressSnapshot {
   return {
     jobId: s.id,
@@ -30,6 +38,7 @@ export function toProgress(s: JobSnapshot, quota: number | null): ProgressSnapsh
     requests: s.requests,
     quotaLeft: quota,
     startedAt: s.startedAt ?? s.createdAt,
+    heldMs: s.heldMs,
     now: new Date(),
     fractionDone: s.fractionDone,
     ...(s.note ? { note: s.note } : {}),
@@ -61,6 +70,7 @@ export async function waitForJob(
   const stream = options.stream ?? process.stderr;
   const harvester = new Harvester(services, { concurrency: options.concurrency });
   let interrupted = false;
+  let redisGone = false;
   let wake: () => void = () => undefined;
   const removeSignals = onShutdownSignal(() => {
     interrupted = true;
@@ -72,7 +82,7 @@ export async function waitForJob(
     poll: async () => {
       const snap = await jobSnapshot(services.pool, jobId);
       if (!snap) throw new Error(`job ${jobId} vanished`);
-      return toProgress(snap, await quotaLeft(services).catch(() => null));
+      return toProgress(snap, await quotaLeftSoon(services));
     },
   });
   await harvester.start();
@@ -93,8 +103,19 @@ export async function waitForJob(
   } finally {
     removeSignals();
     // Stop the workers first: the in-flight pages commit, so the last line is the truth.
-    await harvester.stop();
+    redisGone = (await harvester.stop()).redisGone;
     await reporter.stop();
+  }
+  if (redisGone) {
+    // Stopped without a Redis that is down: BullMQ's connections would keep the process alive.
+    // Postgres still answers: the job's state decides the line and the exit code as ever.
+    const last = await jobSnapshot(services.pool, jobId).catch(() => null);
+    if (last && ENDED.has(last.status)) {
+      stream.write(`${describeEnd(last)}\n`);
+      process.exit(WAIT_EXIT[last.status as keyof typeof WAIT_EXIT] ?? WAIT_EXIT.failed);
+    }
+    stream.write(`stopped without Redis; job ${jobId} is ${last?.status ?? 'unknown'} and resumes from its last committed page on the next worker\n`);
+    process.exit(WAIT_EXIT.interrupted);
   }
   final = await jobSnapshot(services.pool, jobId);
   if (!final) return WAIT_EXIT.failed;

@@ -75,6 +75,7 @@ export class Harvester {
   readonly #runs = new Set<{ startedAt: number }>();
   #recovery: Promise<void> | null = null;
   #notify: NotifyLoop | null = null;
+  #committer: GroupCommitter | null = null;
 
   constructor(services: Services, options: HarvesterOptions) {
     this.#services = services;
@@ -99,6 +100,7 @@ export class Harvester {
     // Pages of this process that are ready together commit in one transaction (group commit); a
     // page whose walk already fetches the next one may wait for company (GATHER_MS).
     const committer = new GroupCommitter(s.pool, { gatherMs: GATHER_MS });
+    this.#committer = committer;
     const deps = {
       pool: s.pool,
       commit: (...args: Parameters<GroupCommitter['commit']>) => committer.commit(...args),
@@ -242,17 +244,80 @@ export class Harvester {
     this.#parallelism = targetParallelism(rate, this.#cycleMs, parallelismCap(rate));
   }
 
-  /** Stops taking work; in-flight pages commit, limiter waits abort, then the queues close. */
-  async stop(): Promise<void> {
+  /**
+   * Stops taking work; in-flight pages commit, limiter waits abort, then the queues close. A Redis
+   * that stays unreachable for `redisGraceMs` does not hold the stop forever, as BullMQ's close
+   * (and a walk's next limiter call) would wait for it: once no request is in flight and no page
+   * waits to commit (both need only the service and Postgres), the stop ends without Redis, and
+   * the caller exits. Postgres has every page committed; the slices left active in BullMQ are
+   * taken up again once their locks lapse, or from Postgres when the queue is reconciled.
+   */
+  async stop(options: { redisGraceMs?: number } = {}): Promise<{ redisGone: boolean }> {
     for (const t of this.#timers) clearInterval(t);
     this.#timers = [];
     for (const c of this.#cleanups.splice(0)) c();
     this.#abort.abort();
     // The queue workers stop taking slices at once (closing them waits for the walks in hand, which
     // the abort ends), not after the notification loop has wound down.
-    await Promise.all([this.#notify?.stop(), this.#workers?.close()]);
+    const graceful = Promise.all([this.#notify?.stop(), this.#workers?.close()]);
+    // Left behind when Redis is gone: its failure once the connections drop must not crash the exit.
+    graceful.catch(() => undefined);
+    const redisGone = unreachableFor(this.#services.redis, options.redisGraceMs ?? REDIS_GRACE_MS);
+    let gone: boolean;
+    try {
+      gone = (await Promise.race([graceful.then(() => 'stopped' as const), redisGone.promise])) === 'redis-gone';
+    } finally {
+      redisGone.cancel();
+    }
     this.#notify = null;
     this.#workers = null;
+    if (gone) {
+      const inFlightAtGone = this.#services.client.inFlight;
+      const quiet = await this.#quiet(this.#services.config.requestDeadlineMs + 5_000);
+      this.#services.logger.error(
+        { inFlightAtGone, inFlight: this.#services.client.inFlight, committing: this.#committer?.busy ?? false },
+        quiet
+          ? 'Redis is unreachable: stopping without it (every page sent is committed in Postgres; the slices in hand run again later)'
+          : 'Redis is unreachable: stopping without it while requests are still out (their pages are not committed)',
+      );
+      return { redisGone: true };
+    }
     await this.#recovery;
+    return { redisGone: false };
   }
+
+  /**
+   * Waits (at most `ms`) until no request of this process is in flight and no page waits to
+   * commit, seen twice 200 ms apart (a response between its answer and its commit is neither for
+   * a moment); answers whether it got there.
+   */
+  async #quiet(ms: number): Promise<boolean> {
+    const busy = () => this.#services.client.inFlight > 0 || (this.#committer?.busy ?? false);
+    const until = Date.now() + ms;
+    let calm = 0;
+    while (Date.now() < until) {
+      calm = busy() ? 0 : calm + 1;
+      if (calm >= 2) return true;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    return false;
+  }
+}
+
+/** How long a stop waits for a Redis that is unreachable before it closes without it. */
+const REDIS_GRACE_MS = 10_000;
+
+/** Resolves 'redis-gone' once `redis` has not been ready for `ms` in a row (checked every 250 ms). */
+function unreachableFor(redis: Services['redis'], ms: number): { promise: Promise<'redis-gone'>; cancel(): void } {
+  let timer: NodeJS.Timeout | null = null;
+  const promise = new Promise<'redis-gone'>((resolve) => {
+    let downSince: number | null = null;
+    timer = setInterval(() => {
+      if (redis.status === 'ready') downSince = null;
+      else if (downSince === null) downSince = Date.now();
+      else if (Date.now() - downSince >= ms) resolve('redis-gone');
+    }, 250);
+    timer.unref();
+  });
+  return { promise, cancel: () => timer !== null && clearInterval(timer) };
 }

@@ -11,7 +11,7 @@ import { DelayedError, Queue, UnrecoverableError, Worker, type Job } from 'bullm
 import { Cluster, Redis } from 'ioredis';
 import { z } from 'zod';
 import type { RequestPriority } from '../api-client/gate.ts';
-import { ConfigError } from '../errors.ts';
+import { redisAddresses } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import { jobIdSchema } from '../store/job-id.ts';
 import { isPermanentError } from './error-decision.ts';
@@ -38,35 +38,33 @@ export type TaskOutcome =
  * The seed nodes of a cluster: REDIS_URL lists one or more `redis://[user:password@]host:port`
  * addresses, comma separated; the client learns the rest of the cluster from any of them.
  */
-export function clusterSeeds(url: string): { nodes: { host: string; port: number }[]; username?: string; password?: string } {
-  const parts = url.split(',').map((p) => p.trim()).filter((p) => p.length > 0);
-  if (parts.length === 0) throw new ConfigError('REDIS_URL names no cluster node');
+export function clusterSeeds(url: string): { nodes: { host: string; port: number }[]; username?: string; password?: string; tls: boolean } {
   let username: string | undefined;
   let password: string | undefined;
-  const nodes = parts.map((part) => {
-    let u: URL;
-    try {
-      u = new URL(part);
-    } catch {
-      // The part may carry a password: name only its position.
-      throw new ConfigError(`REDIS_URL: cluster node ${parts.indexOf(part) + 1} is not a redis:// URL`);
-    }
-    if (u.protocol !== 'redis:' && u.protocol !== 'rediss:') throw new ConfigError(`REDIS_URL: cluster nodes must be redis:// URLs, not ${u.protocol}//`);
+  const seeds = redisAddresses(url, true);
+  const nodes = seeds.map((u) => {
     if (u.username) username = decodeURIComponent(u.username);
     if (u.password) password = decodeURIComponent(u.password);
-    return { host: u.hostname, port: Number(u.port || 6379) };
+    // An IPv6 literal keeps its brackets in a URL's hostname; the client wants the address.
+    return { host: u.hostname.replace(/^\[(.*)\]$/, '$1'), port: Number(u.port || 6379) };
   });
-  return { nodes, ...(username ? { username } : {}), ...(password ? { password } : {}) };
+  // rediss:// on any seed: every node over TLS (the password must not travel in clear).
+  const tls = seeds.some((u) => u.protocol === 'rediss:');
+  return { nodes, ...(username ? { username } : {}), ...(password ? { password } : {}), tls };
 }
 
+/** A connection to REDIS_URL: one Redis, or a Cluster from its seed nodes. Refuses a malformed REDIS_URL (ConfigError). */
 export function createRedis(url: string, options: { cluster?: boolean } = {}): RedisConnection {
   // BullMQ needs maxRetriesPerRequest: null on connections used by workers.
-  if (!options.cluster) return new Redis(url, { maxRetriesPerRequest: null, enableReadyCheck: true, lazyConnect: false });
-  const { nodes, username, password } = clusterSeeds(url);
+  if (!options.cluster) {
+    redisAddresses(url, false);
+    return new Redis(url, { maxRetriesPerRequest: null, enableReadyCheck: true, lazyConnect: false });
+  }
+  const { nodes, username, password, tls } = clusterSeeds(url);
   return new Cluster(nodes, {
     enableReadyCheck: true,
     lazyConnect: false,
-    redisOptions: { maxRetriesPerRequest: null, ...(username ? { username } : {}), ...(password ? { password } : {}) },
+    redisOptions: { maxRetriesPerRequest: null, ...(username ? { username } : {}), ...(password ? { password } : {}), ...(tls ? { tls: {} } : {}) },
   });
 }
 
@@ -183,6 +181,11 @@ export class HarvestQueues {
 
   async close(): Promise<void> {
     await Promise.all(Object.values(this.#queues).map((q) => q.close()));
+  }
+
+  /** Drops the queues' connections without waiting for Redis (a Redis that is down). */
+  disconnect(): void {
+    for (const q of Object.values(this.#queues)) void q.disconnect().catch(() => undefined);
   }
 }
 

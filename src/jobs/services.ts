@@ -5,12 +5,13 @@
  */
 import { withoutSendBy, type Grant, type RequestGate } from '../api-client/gate.ts';
 import { ApiClient, type AttemptRecord } from '../api-client/index.ts';
-import { requireApiKeys, type Config } from '../config.ts';
+import { redisAddresses, requireApiKeys, type Config } from '../config.ts';
 import { AppError, ErrorCode, isAppError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { createPool, describeTarget, retryIdempotentWrite, sqlState, SqlState, type Pool } from '../store/db.ts';
 import { DatabaseUnavailableError } from '../store/errors.ts';
 import { getJob, recordRequests } from '../store/jobs.ts';
+import { requireMigrated } from '../store/migrate.ts';
 import { recentlySyncedKeys } from '../store/outbox.ts';
 import { createRedisGate, keyNamespaceFor, type FetchUsage, type KeyState, type RedisGate } from './limiter/index.ts';
 import { createRedis, HarvestQueues } from './queue.ts';
@@ -72,7 +73,8 @@ async function checkRedis(redis: RedisConnection, url: string): Promise<void> {
     const where = (() => {
       try {
         // A cluster's REDIS_URL lists several nodes: name their hosts, never a password.
-        return url.split(',').map((part) => new URL(part.trim()).host).join(',');
+        const hosts = redisAddresses(url, url.includes(',')).map((u) => u.host).join(',');
+        return hosts === '' ? url.split('?')[0] : hosts;
       } catch {
         return 'REDIS_URL';
       }
@@ -113,6 +115,8 @@ export function usageSource(client: ApiClient, gate: RequestGate): FetchUsage {
 }
 
 export interface OpenServicesOptions {
+  /** Opens a database harvest has not migrated (the demo's probe of the `postgres` database); else one behind this version is refused. */
+  unmigrated?: boolean;
   /** Also told of every attempt (metrics). */
   onAttempt?: (a: AttemptRecord) => void;
   /** Told of every grant the limiter took back unused (metrics). */
@@ -134,6 +138,12 @@ export async function openServices(config: Config, logger: Logger, options: Open
     // Classified by code: DB_UNAVAILABLE is only ever a DatabaseUnavailableError.
     const reason = isAppError(error) && error.code === ErrorCode.DB_UNAVAILABLE ? (error as DatabaseUnavailableError).reason : error instanceof Error ? error.message : String(error);
     throw new DatabaseUnavailableError(describeTarget(config.databaseUrl), `${reason}${pgAdvice(error)}`, { cause: error });
+  }
+  try {
+    if (!options.unmigrated) await requireMigrated(pool);
+  } catch (error) {
+    await pool.end().catch(() => undefined);
+    throw error;
   }
   let redis: RedisConnection;
   try {
@@ -206,7 +216,9 @@ export async function openServices(config: Config, logger: Logger, options: Open
     },
     async close() {
       await client.close().catch(() => undefined);
-      await queues.close().catch(() => undefined);
+      // A Redis that is down would hold BullMQ's close forever: drop the connections instead.
+      if (redis.status === 'ready') await queues.close().catch(() => undefined);
+      else queues.disconnect();
       redis.disconnect();
       await pool.end().catch(() => undefined);
     },

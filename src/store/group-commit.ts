@@ -76,6 +76,11 @@ export class GroupCommitter {
   #batches = 0;
   #pages = 0;
 
+  /** Pages queued or committing: a stop waits for them. */
+  get busy(): boolean {
+    return this.#queue.length > 0 || this.#inFlight > 0;
+  }
+
   constructor(pool: Pool, options: GroupCommitOptions = {}) {
     this.#pool = pool;
     this.#maxBatch = Math.max(1, options.maxBatch ?? 32);

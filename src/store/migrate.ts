@@ -9,7 +9,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { silentLogger, type Logger } from '../logger.ts';
-import { connectionOptions, SqlState, sqlState, toConnectionError } from './db.ts';
+import { connectionOptions, SqlState, sqlState, toConnectionError, type Queryable } from './db.ts';
 import { MigrationConflictError } from './errors.ts';
 
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations/', import.meta.url));
@@ -91,6 +91,25 @@ COMMENT ON COLUMN schema_migrations.name IS 'File name, e.g. 0001_entities.sql.'
 COMMENT ON COLUMN schema_migrations.checksum IS 'sha256 of the file as applied; an edited landed file is refused.';
 COMMENT ON COLUMN schema_migrations.applied_at IS 'When it was applied.';
 `;
+
+/**
+ * Refuses a database this code is newer than: migration files not applied yet would surface as
+ * `column … does not exist` in the middle of a command. One line that names `harvest migrate`.
+ */
+export async function requireMigrated(db: Queryable, dir = MIGRATIONS_DIR): Promise<void> {
+  const files = await readMigrations(dir);
+  const { rows: ledger } = await db.query<{ present: boolean }>(`SELECT to_regclass('schema_migrations') IS NOT NULL AS present`);
+  const { rows } = ledger[0]?.present ? await db.query<{ name: string }>('SELECT name FROM schema_migrations') : { rows: [] };
+  const landed = new Set(rows.map((r) => r.name));
+  const pending = files.filter((f) => !landed.has(f.name));
+  if (pending.length === 0) return;
+  throw new MigrationConflictError(
+    pending[0]!.name,
+    landed.size === 0
+      ? 'the database has no harvest tables yet: run `harvest migrate`'
+      : `the database is ${pending.length} migration${pending.length === 1 ? '' : 's'} behind this version (${pending[0]!.name} first): run \`harvest migrate\``,
+  );
+}
 
 export interface MigrateOptions {
   logger?: Logger;

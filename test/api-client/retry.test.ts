@@ -22,6 +22,13 @@ describe('withRetry', () => {
     expect(gate.reported.map((r) => r.status)).toEqual([503, 503, 200]);
   });
 
+  it('hands a page the service answered back without waiting for its report (a Redis that is down would hold it), and a failed report does not fail it', async () => {
+    for (const report of [() => new Promise<void>(() => undefined), () => Promise.reject(new Error('Redis is down'))]) {
+      const gate = { ...recordingGate('key-a'), report };
+      await expect(withRetry({ gate, policy: fast }, () => Promise.resolve({ value: 'page', status: 200 }))).resolves.toBe('page');
+    }
+  });
+
   it('never retries a 404 (or any non-retryable error)', async () => {
     const gate = recordingGate('key-a');
     await expect(

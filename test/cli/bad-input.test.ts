@@ -53,6 +53,7 @@ const BAD: string[][] = [
   ['pause', '-1'],
   ['cancel', '99999999999999999999'],
   ['export', '1', '--format', 'xml'],
+  ['export', '1', '--format', 'jsonl', '--spreadsheet'],
   ['frobnicate'],
 ];
 

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
+import { laterDashboardCommand, printableDatabaseUrl } from '../../src/cli/demo/dashboard.ts';
 import { DEMO_DEFAULTS, withDatabase, type DemoOptions } from '../../src/cli/demo/options.ts';
 import { runDemo } from '../../src/cli/demo/run.ts';
 import { silentLogger } from '../../src/logger.ts';
@@ -65,12 +66,28 @@ describe('harvest demo', () => {
     expect(text.match(/^-{2,}( +-+)+$/gm)?.length ?? 0).toBeGreaterThanOrEqual(3);
   }, 40_000);
 
-  it('runs again on the same database and prefix, from a clean slate', async () => {
+  it('prints a database address without its password, wherever the address carries it', () => {
+    for (const url of ['postgres://u:s3cret@db:5432/d', 'postgres://u@db/d?password=s3cret', 'postgres://u@db/d?sslmode=verify-full&sslpassword=s3cret']) {
+      const printed = printableDatabaseUrl(url);
+      expect(printed.url).not.toContain('s3cret');
+      expect(printed.hint).toContain('PGPASSWORD');
+      expect(laterDashboardCommand(url, 'p', 'http://127.0.0.1:1')).not.toContain('s3cret');
+    }
+    expect(printableDatabaseUrl('postgres://u@db/d?sslmode=require')).toEqual({ url: 'postgres://u@db/d?sslmode=require', hint: '' });
+  });
+
+  it('runs again on the same database and prefix, from a clean slate, and never prints the database password', async () => {
     const out = capture();
-    const again = await runDemo({ ...small, world: { users: 500, tweets: 3000 } }, { databaseUrl: ADMIN_URL, redisUrl: REDIS_URL }, { out: out.stream, err: capture().stream, logger: silentLogger });
+    // The test server trusts loopback, so any password logs in: the demo must still not print it.
+    const withPassword = new URL(ADMIN_URL);
+    withPassword.password = 's3cret-pw';
+    const again = await runDemo({ ...small, world: { users: 500, tweets: 3000 } }, { databaseUrl: withPassword.toString(), redisUrl: REDIS_URL }, { out: out.stream, err: capture().stream, logger: silentLogger });
     expect(again.exitCode).toBe(0);
     // job ids restart at 1: the database was recreated, not appended to
     expect(out.text()).toContain('WHERE job_id = 1\n');
+    expect(out.text()).not.toContain('s3cret-pw');
+    expect(out.text()).toMatch(/`psql '[^']+'` \(with PGPASSWORD set to the password of your DATABASE_URL\)/);
+    expect(out.text()).toMatch(/npx harvest dashboard \(with PGPASSWORD set/);
   }, 30_000);
 
   it('says in one line that Redis is unreachable, and how to start it, with exit 1', async () => {

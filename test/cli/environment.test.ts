@@ -2,7 +2,8 @@
  * The CLI reads its configuration from the environment it is handed (`main(argv, env)`), never
  * from `process.env`, so tests pass their own object and nothing leaks between them.
  */
-import { describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { describe, expect, it, vi } from 'vitest';
 import { runCli } from '../helpers/cli.ts';
 
 describe('main(argv, env)', () => {
@@ -19,5 +20,19 @@ describe('main(argv, env)', () => {
     expect(code).toBe(1);
     expect(err).toMatch(/127\.0\.0\.1:1\b/);
     expect(err.split('\n')).toHaveLength(1);
+  });
+
+  it('--version prints package.json\'s version and exits 0, touching nothing', async () => {
+    const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    const written: string[] = [];
+    const stdout = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => written.push(String(chunk)) > 0);
+    try {
+      for (const flag of ['--version', '-V']) {
+        expect((await runCli([flag], { DATABASE_URL: 'postgres://root@127.0.0.1:1/nowhere' })).code).toBe(0);
+      }
+    } finally {
+      stdout.mockRestore();
+    }
+    expect(written).toEqual([`${version}\n`, `${version}\n`]);
   });
 });

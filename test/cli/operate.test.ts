@@ -1,3 +1,5 @@
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { runCli } from '../helpers/cli.ts';
 import { describe, expect, it } from 'vitest';
 import type { RequestGate } from '../../src/api-client/gate.ts';
@@ -43,6 +45,21 @@ describe('operating commands', () => {
     expect(q.code).toBe(0);
     expect(q.out).toMatch(/k_[0-9a-f]{12}\s+[\d,]+\s+20\d\d-/);
     expect(h.sim.control.requestLog().filter((r) => r.path === '/v3/key-usage-info').length - before).toBe(1);
+  });
+
+  it('quota with a refused key says so in its table alone: no log line, no stack; exit 1', async () => {
+    // Its own process: the logger writes to file descriptor 2, which runCli does not see.
+    const bin = fileURLToPath(new URL('../../bin/harvest.js', import.meta.url));
+    const env: NodeJS.ProcessEnv = { ...process.env, ...h.env, HARVEST_API_KEYS: `${h.env.HARVEST_API_KEYS},refused-key` };
+    delete env.HARVEST_LOG_LEVEL;
+    const result = await new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
+      const child = execFile(process.execPath, [bin, 'quota'], { env }, (_error, out, err) => resolve({ code: child.exitCode, out, err }));
+    });
+    expect(result.err).toBe('');
+    expect(result.out).toMatch(/^k_[0-9a-f]{12}\s+-\s+-\s+.*refused the key \(401\)/m);
+    expect(result.out).toMatch(/^k_[0-9a-f]{12}\s+[\d,]+\s+20\d\d-/m);
+    expect(result.out).not.toContain('refused-key');
+    expect(result.code).toBe(1);
   });
 
   it('status tells a job waiting for rate apart from one merely running', async () => {

@@ -153,18 +153,28 @@ describe('Redis Cluster configuration', () => {
         { host: '10.0.0.3', port: 6379 },
       ],
       password: 's3cret',
+      tls: false,
+    });
+    // rediss:// on a seed: TLS for every node; an IPv6 seed without its brackets.
+    expect(clusterSeeds('rediss://:pw@[::1]:7000,redis://10.0.0.2:7001')).toMatchObject({
+      nodes: [
+        { host: '::1', port: 7000 },
+        { host: '10.0.0.2', port: 7001 },
+      ],
+      tls: true,
     });
   });
 
   it('refuses a malformed node in one line that names its position, not its text (it may hold a password)', () => {
     let error: unknown;
     try {
-      clusterSeeds('redis://10.0.0.1:7000,s3cret-garbage');
+      clusterSeeds('redis://10.0.0.1:7000,redis://:s3cret@:::garbage');
     } catch (e) {
       error = e;
     }
-    expect(error).toMatchObject({ code: ErrorCode.CONFIG_INVALID, message: 'REDIS_URL: cluster node 2 is not a redis:// URL' });
-    expect(() => clusterSeeds(' , ')).toThrow(/names no cluster node/);
+    expect(error).toMatchObject({ code: ErrorCode.CONFIG_INVALID, message: "REDIS_URL's cluster node 2 is not an address (redis://[:password@]host:port[/db], or host:port)" });
+    expect(() => clusterSeeds(' , ')).toThrow(/names no Redis/);
+    expect(() => clusterSeeds('redis://10.0.0.1:7000,http://10.0.0.2:7000')).toThrow("REDIS_URL's cluster node 2 must start with redis:// or rediss://");
   });
 
   it('HARVEST_REDIS_CLUSTER is a boolean: "false" is false, anything else unparsable is refused', () => {

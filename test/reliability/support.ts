@@ -46,7 +46,9 @@ export function exited(p: ChildProcess): Promise<number | null> {
 export async function stopWorker(w: WorkerProcess): Promise<number | null> {
   if (w.proc.exitCode !== null || w.proc.signalCode !== null) return w.proc.exitCode;
   w.proc.kill('SIGTERM');
-  const timer = setTimeout(() => w.proc.kill('SIGKILL'), 15_000);
+  // A graceful stop sees its requests through and closes BullMQ's blocking reads; on a loaded
+  // 2-core machine (the whole suite at once) one took over 15 s once. Killed (null) only past 30 s.
+  const timer = setTimeout(() => w.proc.kill('SIGKILL'), 30_000);
   try {
     return await exited(w.proc);
   } finally {

@@ -7,7 +7,7 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createPool, withTransaction } from '../../src/store/db.ts';
 import { DatabaseUnavailableError, MigrationConflictError } from '../../src/store/errors.ts';
-import { MIGRATIONS_DIR, migrate, readMigrations } from '../../src/store/migrate.ts';
+import { MIGRATIONS_DIR, migrate, readMigrations, requireMigrated } from '../../src/store/migrate.ts';
 import { createTestDatabase, databaseUrl, dropDatabase, freshDatabaseName } from '../helpers/database.ts';
 
 const created: string[] = [];
@@ -151,6 +151,31 @@ describe('migrate', () => {
     const { rows } = await client.query(`SELECT to_regclass('ok_table') AS t, to_regclass('schema_migrations') AS l`);
     await client.end();
     expect(rows[0]).toEqual({ t: null, l: null });
+  });
+
+  it('a database behind this version is refused in one line that says to run harvest migrate', async () => {
+    const files = await readMigrations();
+    const last = files.at(-1)!.name;
+    const { dir, url, pool } = await databaseBefore(last.slice(0, 4));
+    try {
+      await expect(requireMigrated(pool)).rejects.toThrow(`the database is 1 migration behind this version (${last} first): run \`harvest migrate\``);
+      await migrate(url);
+      await expect(requireMigrated(pool)).resolves.toBeUndefined();
+      // The copy of the directory without the last file: a database ahead of the code is its own warning (migrate).
+      await expect(requireMigrated(pool, dir)).resolves.toBeUndefined();
+    } finally {
+      await pool.end();
+    }
+    const emptyUrl = databaseUrl(fresh());
+    const noFiles = await mkdtemp(join(tmpdir(), 'harvest-none-'));
+    dirs.push(noFiles);
+    await migrate(emptyUrl, { dir: noFiles });
+    const empty = createPool(emptyUrl);
+    try {
+      await expect(requireMigrated(empty)).rejects.toThrow('the database has no harvest tables yet: run `harvest migrate`');
+    } finally {
+      await empty.end();
+    }
   });
 
   it('names host:port in a one-line error when Postgres cannot be reached', async () => {

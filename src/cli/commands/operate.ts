@@ -41,6 +41,7 @@ export function registerOperateCommands(program: Command, state: CliState): void
       const metricsPort = o.metricsPort === undefined ? undefined : parseNonNegativeInt(o.metricsPort, '--metrics-port', { max: 65535 });
       const runtime = cliRuntime(state);
       const metrics = metricsPort === undefined ? null : new HarvestMetrics({ logger: runtime.logger });
+      let redisGone = false;
       await withServices(
         runtime,
         async (services) => {
@@ -68,12 +69,15 @@ export function registerOperateCommands(program: Command, state: CliState): void
           runtime.logger.info({ concurrency, keys: services.config.apiKeys.map((k) => k.fingerprint) }, 'worker started');
           await new Promise<void>((resolve) => onShutdownSignal(() => resolve()));
           runtime.logger.info('stopping: in-flight pages commit first');
-          await harvester.stop();
+          redisGone = (await harvester.stop()).redisGone;
           await dashboard?.close();
           await server?.close();
         },
         metrics ? { onAttempt: (a) => metrics.observeAttempt(a), onGiveBack: (fp) => metrics.observeGiveBack(fp) } : {},
       );
+      // Stopped without a Redis that is down: BullMQ's connections would keep the process alive,
+      // retrying it. Postgres is closed; nothing is left to finish.
+      if (redisGone) process.exit(1);
     });
 
   program
@@ -140,7 +144,9 @@ export function registerOperateCommands(program: Command, state: CliState): void
     .command('quota')
     .description('the quota of each key (one request each)')
     .action(async () => {
-      const runtime = cliRuntime(state, { quiet: true });
+      // The table gives each key's outcome; the limiter's log lines about a refused key would
+      // repeat it, with a stack.
+      const runtime = cliRuntime(state, { level: 'fatal' });
       await withServices(runtime, async (services) => {
         const harvester = new Harvester(services, { concurrency: 1 });
         const results = await harvester.syncQuota();

@@ -20,12 +20,26 @@ export async function startDemoDashboard(services: Services, logger: Logger): Pr
 }
 
 /**
+ * A database address fit to print: without its password, which goes no further than the process.
+ * `psql` and `harvest` (pg) both read the password from PGPASSWORD when the address has none; the
+ * hint says so when there was one to drop.
+ */
+export function printableDatabaseUrl(databaseUrl: string): { url: string; hint: string } {
+  const url = new URL(databaseUrl);
+  // libpq and pg also take the password as a query parameter (and sslpassword, a key's).
+  const secrets = ['password', 'sslpassword'].filter((name) => url.searchParams.has(name));
+  if (url.password === '' && secrets.length === 0) return { url: url.toString(), hint: '' };
+  url.password = '';
+  for (const name of secrets) url.searchParams.delete(name);
+  return { url: url.toString(), hint: ' (with PGPASSWORD set to the password of your DATABASE_URL)' };
+}
+
+/**
  * The command that shows this demo's database in the dashboard after the demo has ended. No key:
  * the dashboard lists the keys the demo's worker synced, by fingerprint (Services.keyStates), from
  * the limiter state kept for the demo's simulator address (nothing is sent there).
  */
 export function laterDashboardCommand(databaseUrl: string, redisPrefix: string, baseUrl: string): string {
-  const url = new URL(databaseUrl);
-  url.password = '';
-  return `DATABASE_URL='${url.toString()}' HARVEST_REDIS_PREFIX=${redisPrefix} HARVEST_BASE_URL=${baseUrl} npx harvest dashboard   # then open http://127.0.0.1:${DEMO_DASHBOARD_PORT}/`;
+  const { url, hint } = printableDatabaseUrl(databaseUrl);
+  return `DATABASE_URL='${url}' HARVEST_REDIS_PREFIX=${redisPrefix} HARVEST_BASE_URL=${baseUrl} npx harvest dashboard${hint}   # then open http://127.0.0.1:${DEMO_DASHBOARD_PORT}/`;
 }

@@ -12,7 +12,7 @@ import { createWorld } from '../../simulator/world/index.ts';
 import type { DashboardServer } from '../../dashboard/server.ts';
 import { onShutdownSignal } from '../context.ts';
 import { formatCount } from '../progress.ts';
-import { laterDashboardCommand, startDemoDashboard } from './dashboard.ts';
+import { laterDashboardCommand, printableDatabaseUrl, startDemoDashboard } from './dashboard.ts';
 import type { DemoOptions } from './options.ts';
 import { planDemo } from './plan.ts';
 import { collectSummary, displaySql, exampleQueries, formatSummary, runExampleQuery, type DemoSummary } from './report.ts';
@@ -106,7 +106,8 @@ export async function runDemo(options: DemoOptions, targets: DemoTargets, io: { 
       say();
       say(await runExampleQuery(services, q));
     }
-    say(`\nEverything is in the database ${options.database}: \`psql ${services.config.databaseUrl}\`; docs/sql.md has more queries.`);
+    const database = printableDatabaseUrl(services.config.databaseUrl);
+    say(`\nEverything is in the database ${options.database}: \`psql '${database.url}'\`${database.hint}; docs/sql.md has more queries.`);
     if (dashboard) {
       say(`The dashboard keeps serving ${dashboard.url} (every job of this run, the key, the watch); Ctrl-C ends the demo.`);
       await new Promise<void>((resolve) => onShutdownSignal(() => resolve()));

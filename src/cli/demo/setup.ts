@@ -35,7 +35,7 @@ export function demoConfig(targets: DemoTargets, options: DemoOptions, simulator
 /** Probes both servers and wipes the demo's database and prefix; throws DatabaseUnavailableError or RedisUnavailableError naming the one that is down. */
 export async function resetDemoState(targets: DemoTargets, options: DemoOptions, logger: Logger): Promise<void> {
   // The `postgres` maintenance database exists on every server; the demo database may not yet.
-  const probe = await openServices(demoConfig(targets, options, 'http://127.0.0.1:1', 'postgres'), logger);
+  const probe = await openServices(demoConfig(targets, options, 'http://127.0.0.1:1', 'postgres'), logger, { unmigrated: true });
   try {
     await probe.pool.query(`DROP DATABASE IF EXISTS ${quoteIdent(options.database)} WITH (FORCE)`);
     await deletePrefixKeys(probe.redis, options.redisPrefix);
