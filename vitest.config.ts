@@ -1,14 +1,31 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Files whose assertions hold a rate or a latency against the wall clock (the limiter's pace, no
+ * request late, a stop within its bound). They run after the rest, one file at a time: next to
+ * two forks of integration tests on a two-core machine, a loop that wakes 50 ms late is the
+ * machine's doing, not the code's, and a red CI over it says nothing.
+ */
+const TIMING = [
+  'test/jobs/limiter-calls.test.ts',
+  'test/jobs/limiter-rate.test.ts',
+  'test/jobs/limiter-wait-line.test.ts',
+  'test/jobs/limiter-quota.test.ts',
+  'test/reliability/crowded-start.test.ts',
+  'test/reliability/redis-cluster.test.ts',
+];
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     // Integration tests share one Postgres and one Redis; files isolate themselves by database
     // and key prefix, so they may run in parallel, but two cores do not gain from more forks.
     pool: 'forks',
-    maxWorkers: 2,
     testTimeout: 30_000,
     hookTimeout: 60_000,
     globalSetup: ['test/global-setup.ts'],
+    projects: [
+      { extends: true, test: { name: 'parallel', include: ['test/**/*.test.ts'], exclude: TIMING, maxWorkers: 2 } },
+      { extends: true, test: { name: 'timing', include: TIMING, maxWorkers: 1, sequence: { groupOrder: 1 } } },
+    ],
   },
 });

@@ -11,7 +11,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/errors.ts';
 import { ACQUIRE_LUA, REPORT_LUA } from '../../src/jobs/limiter/lua.ts';
 import { createRedisGate, type RedisGateOptions, type RedisGrant } from '../../src/jobs/limiter/redis-gate.ts';
-import { apiKeys, connectRedis, deletePrefix, randomPrefix } from './fixtures/limiter-redis.ts';
+import { apiKeys, connectRedis, deletePrefix, paceOf, randomPrefix } from './fixtures/limiter-redis.ts';
+
+/** One key's interval at 20 a second with the gate's default 25 ms of headroom a second. */
+const INTERVAL_MS = 1025 / 20;
 
 const sha = (lua: string) => createHash('sha1').update(lua).digest('hex');
 const ACQUIRE_SHA = sha(ACQUIRE_LUA);
@@ -76,8 +79,10 @@ async function saturate(gate: ReturnType<typeof gateOn>, loops: number, ms: numb
 describe('RedisGate Lua calls per grant', () => {
   it('16 acquirers on one key at 20/s: the full rate for at most 3 acquire calls per grant', async () => {
     const gate = gateOn(['calls-one']);
-    const { grants, calls } = await saturate(gate, 16, 1500);
-    expect(grants).toBeGreaterThanOrEqual(0.95 * 20 * 1.5);
+    const { slots, grants, calls } = await saturate(gate, 16, 1500);
+    // The line keeps the key's pace (a busy machine may start it late, which is not the gate's doing).
+    expect(paceOf([...slots.values()].flat(), INTERVAL_MS)).toBeGreaterThanOrEqual(0.9);
+    expect(grants).toBeGreaterThanOrEqual(0.8 * 20 * 1.5);
     expect(calls / grants).toBeLessThanOrEqual(3);
     // The gate's own count: the connection may count one more (an EVALSHA that met NOSCRIPT is sent again as EVAL).
     expect(gate.stats().grants).toBe(grants);
@@ -85,11 +90,15 @@ describe('RedisGate Lua calls per grant', () => {
     expect(calls - gate.stats().acquireCalls).toBeLessThanOrEqual(1);
   });
 
-  it('100 acquirers on 10 keys at 20/s each: at least 0.95 of 200 grants/s on every key, at most 3 calls per grant', async () => {
+  it('100 acquirers on 10 keys at 20/s each: every key kept at 0.9 of its pace or better, at most 3 calls per grant', async () => {
     const keys = Array.from({ length: 10 }, (_, i) => `calls-many-${i}`);
     const gate = gateOn(keys);
     const { slots, grants, calls } = await saturate(gate, 100, 2000);
-    for (const key of apiKeys(...keys)) expect(slots.get(key.fingerprint)?.length ?? 0).toBeGreaterThanOrEqual(0.95 * 20 * 2);
+    for (const key of apiKeys(...keys)) {
+      const own = slots.get(key.fingerprint) ?? [];
+      expect(paceOf(own, INTERVAL_MS)).toBeGreaterThanOrEqual(0.9);
+      expect(own.length).toBeGreaterThanOrEqual(0.8 * 20 * 2);
+    }
     expect(calls / grants).toBeLessThanOrEqual(3);
   });
 });
@@ -161,7 +170,8 @@ describe('RedisGate waiting line', () => {
     const started = performance.now();
     controller.abort();
     await expect(aborted).rejects.toMatchObject({ code: ErrorCode.ABORTED });
-    expect(performance.now() - started).toBeLessThan(30);
+    // At once: well before the 205 ms slot the line waits for.
+    expect(performance.now() - started).toBeLessThan(100);
     expect(gate.stats().acquireCalls).toBe(calls);
     const [a, b] = await Promise.all([first, last]);
     expect(b.slotAt - a.slotAt).toBeLessThan(2 * (1025 / 5));
@@ -185,8 +195,9 @@ describe('RedisGate waiting line', () => {
       await new Promise((resolve) => setTimeout(resolve, 300));
       const started = performance.now();
       const watches = await Promise.all(Array.from({ length: 3 }, () => gate.acquire({ priority: 'watch' })));
-      // Three slots at 20/s (51.25 ms apart) plus at most one backfill slot already booked ahead.
-      expect(performance.now() - started).toBeLessThan(4 * 51.25 + 100);
+      // Three slots at 20/s (51.25 ms apart) plus at most one backfill slot already booked ahead,
+      // with room for a busy machine: behind the 64 backfills they would wait over 3 s.
+      expect(performance.now() - started).toBeLessThan(1000);
       const first = Math.min(...watches.map((w) => w.slotAt));
       const lastWatch = Math.max(...watches.map((w) => w.slotAt));
       expect(backfillSlots.filter((t) => t > first && t < lastWatch)).toEqual([]);

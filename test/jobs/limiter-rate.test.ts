@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { createRedisGate } from '../../src/jobs/limiter/redis-gate.ts';
-import { apiKeys, maxInSpan, REDIS_URL, useLimiterRedis } from './fixtures/limiter-redis.ts';
+import { apiKeys, maxInSpan, paceOf, REDIS_URL, useLimiterRedis } from './fixtures/limiter-redis.ts';
 
 const WORKER = fileURLToPath(new URL('./fixtures/limiter-worker.ts', import.meta.url));
 
@@ -74,7 +74,10 @@ describe('RedisGate rate', () => {
       for (const r of results) expect(r.slots.length).toBeGreaterThan(0);
       expect(maxInSpan(slots, 1000)).toBeLessThanOrEqual(rate);
       expect(maxInSpan(slots, 1025)).toBeLessThanOrEqual(rate);
-      expect(slots.length).toBeGreaterThanOrEqual(0.95 * rate * (durationMs / 1000));
+      // Close to the rate: few slots missed between the first grant and the last (a busy machine
+      // may start the three processes late, which is not the gate's doing), and not far short overall.
+      expect(paceOf(slots, 1025 / rate)).toBeGreaterThanOrEqual(0.9);
+      expect(slots.length).toBeGreaterThanOrEqual(0.8 * rate * (durationMs / 1000));
     } finally {
       for (const child of children) if (child.exitCode === null) child.kill();
     }
@@ -87,11 +90,12 @@ describe('RedisGate rate', () => {
     const all = [...slots.values()].flat();
     for (const key of keys) {
       const own = slots.get(key.fingerprint) ?? [];
-      expect(own.length).toBeGreaterThanOrEqual(27);
+      expect(paceOf(own, 1025 / 20)).toBeGreaterThanOrEqual(0.9);
+      expect(own.length).toBeGreaterThanOrEqual(0.8 * 20 * 1.5);
       expect(maxInSpan(own, 1025)).toBeLessThanOrEqual(20);
     }
     expect(maxInSpan(all, 1000)).toBeLessThanOrEqual(40);
-    expect(all.length).toBeGreaterThanOrEqual(0.95 * 2 * 20 * 1.5);
+    expect(all.length).toBeGreaterThanOrEqual(0.8 * 2 * 20 * 1.5);
   });
 
   it('spaces one key\'s grants at least (1000 + headroom) / rate apart, for a rate that does not divide evenly', async () => {
@@ -100,7 +104,8 @@ describe('RedisGate rate', () => {
     const gaps = slots.slice(1).map((t, i) => t - (slots[i] as number));
     expect(Math.min(...gaps)).toBeGreaterThanOrEqual(1025 / 13);
     expect(maxInSpan(slots, 1025)).toBeLessThanOrEqual(13);
-    expect(slots.length).toBeGreaterThanOrEqual(15);
+    expect(paceOf(slots, 1025 / 13)).toBeGreaterThanOrEqual(0.9);
+    expect(slots.length).toBeGreaterThanOrEqual(12);
   });
 
   it('lets a watch through within about one token interval while backfills saturate the key', async () => {
