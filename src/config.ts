@@ -51,9 +51,9 @@ export function parseBaseUrl(value: string): string {
  * REDIS_URL's addresses, checked when Redis is opened (a command that needs only Postgres does not
  * care), so a typo is named as one instead of being reported as a Redis that cannot be reached:
  * one address, or with HARVEST_REDIS_CLUSTER one per seed node, comma separated. An address is
- * what ioredis takes: `redis://` or `rediss://` URL, `host:port` (read as `redis://host:port`),
- * or (one Redis only) a Unix socket path; an empty list for a socket path. Messages name an
- * address by its position and never quote it: it may carry a password.
+ * what ioredis takes: `redis://` or `rediss://` URL, `host:port` (read as `redis://host:port`), a
+ * port alone (on localhost), or (one Redis only) a Unix socket path; an empty list for a socket
+ * path. Messages name an address by its position and never quote it: it may carry a password.
  */
 export function redisAddresses(value: string, cluster: boolean): URL[] {
   if (!cluster && value.startsWith('/') && !value.startsWith('//')) return [];
@@ -64,9 +64,10 @@ export function redisAddresses(value: string, cluster: boolean): URL[] {
   }
   return parts.map((part, i) => {
     const which = cluster ? `REDIS_URL's cluster node ${i + 1}` : 'REDIS_URL';
-    // ioredis reads an address without a scheme as redis://, but a path on one as a Unix socket.
+    // ioredis reads a bare number as a port on localhost, an address without a scheme as
+    // redis://, but a path on one as a Unix socket. (A URL would read `6379` as a host of that name.)
     const schemeless = !/^[a-z][a-z0-9+.-]*:\/\//i.test(part);
-    const withScheme = schemeless ? `redis://${part.replace(/^\/\//, '')}` : part;
+    const withScheme = /^\d+$/.test(part) ? `redis://localhost:${part}` : schemeless ? `redis://${part.replace(/^\/\//, '')}` : part;
     let url: URL;
     try {
       url = new URL(withScheme);

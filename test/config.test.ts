@@ -90,7 +90,7 @@ describe('config', () => {
     expect(refusal('redis://h:1,')).toMatch(/several addresses/);
     // What ioredis takes: URLs, host:port without a scheme, IPv6, a Unix socket.
     for (const accepted of ['redis://127.0.0.1:6379', 'redis://host', 'rediss://:pw@cache.example:6380/2', 'redis://[::1]:6379',
-      'localhost:6379', '127.0.0.1:6379', 'redis-host', '//host:6379', 'admin:s3cret@host:6379', '/var/run/redis/redis.sock', '/tmp/r.sock?db=2']) {
+      'localhost:6379', '127.0.0.1:6379', 'redis-host', '//host:6379', 'admin:s3cret@host:6379', '6379', '/var/run/redis/redis.sock', '/tmp/r.sock?db=2']) {
       expect(refusal(accepted), accepted).toBe('accepted');
     }
     expect(refusal('redis://10.0.0.1:7000,redis://10.0.0.2:7000', true)).toBe('accepted');

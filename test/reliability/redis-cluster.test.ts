@@ -163,6 +163,11 @@ describe('Redis Cluster configuration', () => {
       ],
       tls: true,
     });
+    // A port alone is one on localhost, as ioredis reads it (a URL would read 7000 as a host of that name).
+    expect(clusterSeeds('7000,7001').nodes).toEqual([
+      { host: 'localhost', port: 7000 },
+      { host: 'localhost', port: 7001 },
+    ]);
   });
 
   it('refuses a malformed node in one line that names its position, not its text (it may hold a password)', () => {
