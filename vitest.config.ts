@@ -11,6 +11,7 @@ const TIMING = [
   'test/jobs/limiter-rate.test.ts',
   'test/jobs/limiter-wait-line.test.ts',
   'test/jobs/limiter-quota.test.ts',
+  'test/jobs/processes.test.ts',
   'test/reliability/crowded-start.test.ts',
   'test/reliability/redis-cluster.test.ts',
 ];
