@@ -122,8 +122,8 @@ export interface OpenServicesOptions {
   /** Told of every grant the limiter took back unused (metrics). */
   onGiveBack?: (fingerprint: string) => void;
   /**
-   * A process that only looks (status, the dashboard): it opens without HARVEST_API_KEYS, and
-   * shows the keys the workers synced (keyStates). Any other process needs a key.
+   * A process that calls no service (status, the dashboard, pause/resume/cancel): it opens without
+   * HARVEST_API_KEYS, and shows the keys the workers synced (keyStates). Any other process needs a key.
    */
   keyless?: boolean;
 }

@@ -31,7 +31,11 @@ describe('operating commands', () => {
     const detail = await run(['status', jobId]);
     expect(detail.out).toMatch(/params\s+\{.*"query":"coffee"/);
     expect(detail.out).toMatch(/slices\s+\d+ done, \d+ running, \d+ pending, 0 failed/);
-    expect((await run(['cancel', jobId])).out).toBe(`job ${jobId} cancelled`);
+    // Job control calls no service: it needs no key (an operator without them can still stop a job).
+    const keyless = { ...h.env, HARVEST_API_KEYS: '' };
+    expect((await runCli(['pause', jobId], keyless)).out).toBe(`job ${jobId} paused`);
+    expect((await runCli(['resume', jobId], keyless)).out).toBe(`job ${jobId} queued`);
+    expect((await runCli(['cancel', jobId], keyless)).out).toBe(`job ${jobId} cancelled`);
     const cancelled = await jobSnapshot(h.services.pool, jobId);
     // Cancelled before any page: nothing of its range was walked (it read 100% walked).
     expect([cancelled?.status, cancelled?.fractionDone]).toEqual(['cancelled', 0]);

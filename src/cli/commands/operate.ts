@@ -133,10 +133,11 @@ export function registerOperateCommands(program: Command, state: CliState): void
       .argument('<job-id>')
       .action(async (id: string) => {
         const jobId = parseJobId(id);
+        // Job control calls no service: an operator without the keys can still stop a job.
         await withServices(cliRuntime(state, { quiet: true }), async (services) => {
           const status = await controlJob({ pool: services.pool, queues: services.queues, budgets: services.gate }, jobId, action);
           console.log(`job ${jobId} ${status}`);
-        });
+        }, { keyless: true });
       });
   }
 
