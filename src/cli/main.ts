@@ -25,13 +25,20 @@ function packageVersion(): string {
   return typeof pkg.version === 'string' ? pkg.version : 'unknown';
 }
 
+/** An unknown command or option, or a missing argument (sysexits.h's EX_USAGE). */
+export const USAGE_EXIT_CODE = 64;
+
 export function buildProgram(state: CliState): Command {
   const program = new Command('harvest')
     .description('Collects public data from the social-data API into Postgres')
     .version(packageVersion(), '-V, --version', 'print the version')
     .exitOverride()
     .showSuggestionAfterError(true)
-    .configureOutput({ writeErr: (s) => process.stderr.write(s) });
+    .configureOutput({
+      writeErr: (s) => process.stderr.write(s),
+      // commander gives "(Did you mean --since?)" a line of its own: a refusal is one line.
+      outputError: (s, write) => write(s.replace(/\n\(Did you mean (.+)\?\)/, ' (did you mean $1?)')),
+    });
   registerJobCommands(program, state);
   registerOperateCommands(program, state);
   registerDemoCommand(program, state);
@@ -59,8 +66,9 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
     return state.exitCode;
   } catch (error) {
     if (error instanceof CommanderError) {
-      // commander already printed its one-line reason (or the help text)
-      return error.exitCode === 0 ? 0 : 2;
+      // commander already printed its one-line reason (or the help text). Not 2: `audit` exits 2
+      // for a job not complete, and a cron check must tell that from a mistyped command line.
+      return error.exitCode === 0 ? 0 : USAGE_EXIT_CODE;
     }
     console.error(`harvest: ${oneLine(error)}`);
     return 1;

@@ -71,6 +71,14 @@ describe('bad command lines', () => {
     expect(Object.values(counts.backfill).reduce((a, b) => a + b, 0)).toBe(0);
   });
 
+  it('a mistyped option or command is one line with its suggestion, and exits 64, never audit\'s 2 (not complete)', async () => {
+    const option = await runCli(['search', 'coffee', '--sinc', '2026-01-01'], h.env);
+    expect([option.code, option.err]).toEqual([64, "error: unknown option '--sinc' (did you mean --since?)"]);
+    const command = await runCli(['searh', 'coffee'], h.env);
+    expect([command.code, command.err]).toEqual([64, "error: unknown command 'searh' (did you mean search?)"]);
+    for (const argv of [['audit'], ['audit', '1', '--reapir']]) expect((await runCli(argv, h.env)).code, argv.join(' ')).toBe(64);
+  });
+
   it('a hydrate file with bad lines, or over a job\'s 1,000,000 ids, gets one line naming them', { timeout: 30_000 }, async () => {
     const file = join(tmpdir(), `bad-hydrate-${process.pid}.txt`);
     await writeFile(file, ['1800000000000000001', 'nope', '12.5', 'https://x.com/a/likes', 'x', '1800000000000000002'].join('\n'));
