@@ -164,9 +164,11 @@ const EnvSchema = z.object({
   HARVEST_MAX_ATTEMPTS_PER_PAGE: positiveInt(6),
   /** Consecutive pages that bring no new id after which a walk ends with a note. */
   HARVEST_MAX_STALE_PAGES: positiveInt(10),
-  /** A job expected to spend more requests than this asks for --yes (a terminal: y/N) before it is queued. */
-  // A mention watch every 5 minutes (the interface's own example) is 8,640 requests a month at
-  // one a pass: a script may queue it as documented; every 4 minutes or less asks for --yes.
+  /**
+   * A job expected to spend more requests than this asks for --yes (a terminal: y/N) before it is
+   * queued. A mention watch every 5 minutes (the interface's own example) is 8,640 requests a
+   * month at one a pass: a script queues it as documented; every 4 minutes or less asks.
+   */
   HARVEST_CONFIRM_ABOVE: positiveInt(10_000),
   /** Webhooks (comma separated) that receive notification events; https, or http on loopback. */
   HARVEST_NOTIFY_URL: z.string().optional(),
