@@ -6,7 +6,9 @@ import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 import { makeTweet, makeUser } from './fixtures.ts';
 
 const doc = await readFile(new URL('../../docs/sql.md', import.meta.url), 'utf8');
-const examples = [...doc.matchAll(/^## (.+)\n\n```sql\n([\s\S]*?)```/gm)].map((m) => ({ title: m[1]!, sql: m[2]! }));
+// Each numbered heading's first sql block, prose between them allowed.
+const examples = [...doc.matchAll(/^## (\d+\..+)\n(?:(?!## |```)[^\n]*\n)*```sql\n([\s\S]*?)```/gm)].map((m) => ({ title: m[1]!, sql: m[2]! }));
+const numberedHeadings = [...doc.matchAll(/^## \d+\./gm)].length;
 
 // The README's SQL block(s) must run too (they may hold several statements, each ending in ;).
 const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
@@ -58,8 +60,9 @@ afterAll(async () => {
 });
 
 describe('docs/sql.md examples', () => {
-  it('has at least ten examples', () => {
+  it('has at least ten examples, and every numbered heading has one (none skipped by the reading above)', () => {
     expect(examples.length).toBeGreaterThanOrEqual(10);
+    expect(examples.length).toBe(numberedHeadings);
   });
 
   it.each(examples)('runs and answers rows: $title', async ({ sql }) => {
