@@ -11,14 +11,15 @@ import { arrayLiteral, cleanText, isoOrNull, jsonText } from './page-rows.ts';
 const RANK = (col: string): string => `(CASE ${col} WHEN 'v3' THEN 3 WHEN 'v2' THEN 2 ELSE 1 END)`;
 const RICHER = `${RANK('excluded.source')} >= ${RANK('t.source')}`;
 const COUNTS = ['like_count', 'retweet_count', 'reply_count', 'quote_count', 'bookmark_count', 'view_count'];
-const merged = COUNTS.map((c) => `coalesce(i.${c}, t.${c})`).join(', ');
+const STORED = COUNTS.map((c) => `t.${c}`).join(', ');
+const MERGED = COUNTS.map((c) => `coalesce(excluded.${c}, t.${c})`).join(', ');
 
 const SQL = `
 WITH input AS (
   -- media ($24) and raw ($26) ride as one jsonb array each, picked by position (jsonb's array
   -- offsets make \`->\` a lookup): one JSON.stringify per page instead of escaping every document
   -- into a text[] element, and no join that would hash or materialize the documents. This CTE is
-  -- read once (by \`up\`), so it is inlined, not stored: \`metrics\` reads the counts from \`counts\`.
+  -- read once (by \`up\`), so it is inlined, not stored: \`metrics\` reads what \`up\` returns.
   SELECT i.*, $24::jsonb -> (i.ord::int - 1) AS media, $26::jsonb -> (i.ord::int - 1) AS raw
   FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::timestamptz[], $5::text[], $6::bigint[], $7::bigint[],
     $8::text[], $9::bigint[], $10::bigint[], $11::boolean[], $12::boolean[], $13::boolean[], $14::bigint[], $15::bigint[],
@@ -28,25 +29,13 @@ WITH input AS (
     quoted_tweet_id, retweeted_tweet_id, is_reply, is_quote_status, is_replies_limited, like_count, retweet_count,
     reply_count, quote_count, bookmark_count, view_count, hashtags, cashtags, mentions, urls, source, ord)
 ),
-counts AS (
-  SELECT * FROM unnest($1::bigint[], $14::bigint[], $15::bigint[], $16::bigint[], $17::bigint[], $18::bigint[], $19::bigint[])
-  AS i(id, ${COUNTS.join(', ')})
-),
-metrics AS (
-  INSERT INTO tweet_metrics (tweet_id, observed_at, ${COUNTS.join(', ')})
-  SELECT i.id, $27, ${merged}
-  FROM counts i LEFT JOIN tweets t ON t.id = i.id
-  WHERE num_nonnulls(${COUNTS.map((c) => `i.${c}`).join(', ')}) > 0
-    AND (t.id IS NULL OR (${merged}) IS DISTINCT FROM (${COUNTS.map((c) => `t.${c}`).join(', ')}))
-  ON CONFLICT DO NOTHING
-),
 up AS (
   INSERT INTO tweets AS t (id, author_id, full_text, created_at, lang, conversation_id, in_reply_to_tweet_id,
     in_reply_to_username, quoted_tweet_id, retweeted_tweet_id, is_reply, is_quote_status, is_replies_limited,
-    ${COUNTS.join(', ')}, hashtags, cashtags, mentions, urls, media, source, raw, first_seen_at, last_seen_at)
+    ${COUNTS.join(', ')}, hashtags, cashtags, mentions, urls, media, source, raw, counts_changed_at, first_seen_at, last_seen_at)
   SELECT id, author_id, full_text, created_at, lang, conversation_id, in_reply_to_tweet_id, in_reply_to_username,
     quoted_tweet_id, retweeted_tweet_id, is_reply, is_quote_status, is_replies_limited, ${COUNTS.join(', ')},
-    hashtags::text[], cashtags::text[], mentions::text[], urls::text[], media, source, raw, $27, $27
+    hashtags::text[], cashtags::text[], mentions::text[], urls::text[], media, source, raw, $27, $27, $27
   FROM input ORDER BY id
   ON CONFLICT (id) DO UPDATE SET
     author_id = coalesce(excluded.author_id, t.author_id),
@@ -62,6 +51,8 @@ up AS (
     is_quote_status = excluded.is_quote_status OR t.is_quote_status,
     is_replies_limited = coalesce(excluded.is_replies_limited, t.is_replies_limited),
     ${COUNTS.map((c) => `${c} = coalesce(excluded.${c}, t.${c})`).join(',\n    ')},
+    -- t is the row as locked: a writer that committed the same counts first leaves nothing changed.
+    counts_changed_at = CASE WHEN (${MERGED}) IS DISTINCT FROM (${STORED}) THEN excluded.counts_changed_at ELSE t.counts_changed_at END,
     hashtags = CASE WHEN ${RICHER} THEN excluded.hashtags ELSE t.hashtags END,
     cashtags = CASE WHEN ${RICHER} THEN excluded.cashtags ELSE t.cashtags END,
     mentions = CASE WHEN ${RICHER} THEN excluded.mentions ELSE t.mentions END,
@@ -71,6 +62,14 @@ up AS (
     raw = CASE WHEN ${RICHER} THEN excluded.raw ELSE t.raw END,
     first_seen_at = least(t.first_seen_at, excluded.first_seen_at),
     last_seen_at = greatest(t.last_seen_at, excluded.last_seen_at)
+  RETURNING t.id, t.counts_changed_at, ${STORED}
+),
+-- The history row, from what the upsert wrote: only where it stamped a change (or inserted).
+metrics AS (
+  INSERT INTO tweet_metrics (tweet_id, observed_at, ${COUNTS.join(', ')})
+  SELECT id, $27, ${COUNTS.join(', ')} FROM up
+  WHERE counts_changed_at = $27 AND num_nonnulls(${COUNTS.join(', ')}) > 0
+  ON CONFLICT DO NOTHING
 ),
 -- Which of these rows are new to the job is read by the slice advance (commit-page.ts) from the
 -- rows' xmin, in the same pipelined batch: nothing is returned here for the client to wait on.

@@ -30,6 +30,7 @@ const MERGE: ReadonlyArray<readonly [string, (n: string) => string]> = [
 // more than an hour old (migration 0010 documents the column's meaning): the row is rewritten at
 // most once an hour per account for a sighting alone.
 const SEEN_STEP = `interval '1 hour'`;
+const COUNTS = ['followers_count', 'followings_count', 'tweets_count', 'favourites_count', 'media_count'];
 const CHANGED = `(${MERGE.map(([, e]) => e('i')).join(', ')}) IS DISTINCT FROM (${MERGE.map(([c]) => `u.${c}`).join(', ')})
     OR u.last_seen_at < $23::timestamptz - ${SEEN_STEP} OR u.first_seen_at > $23::timestamptz`;
 
@@ -51,42 +52,39 @@ WITH input AS (
     followers_count, followings_count, tweets_count, favourites_count, media_count, profile_image_url,
     profile_background_image_url, banner_url, bio_urls, pinned_tweet_ids, source, ord)
 ),
--- Each input row beside the stored row it meets (null: a new account), read once for both writes.
+-- Each input row beside the stored row it meets (null: a new account): the new or changed go on.
 seen AS MATERIALIZED (
   SELECT i.id, i.username, i.display_name, i.description, i.location, i.created_at, i.protected, i.verified, i.can_dm,
     i.possibly_sensitive, i.followers_count, i.followings_count, i.tweets_count, i.favourites_count, i.media_count,
     i.profile_image_url, i.profile_background_image_url, i.banner_url, i.bio_urls, i.pinned_tweet_ids, i.source, i.ord,
-    u.id IS NULL AS is_new,
-    CASE WHEN u.id IS NULL THEN true ELSE ${CHANGED} END AS changed,
-    u.followers_count AS old_followers, u.followings_count AS old_followings, u.tweets_count AS old_tweets,
-    u.favourites_count AS old_favourites, u.media_count AS old_media
+    CASE WHEN u.id IS NULL THEN true ELSE ${CHANGED} END AS changed
   FROM input i LEFT JOIN users u ON u.id = i.id
-),
-metrics AS (
-  INSERT INTO user_metrics (user_id, observed_at, followers_count, followings_count, tweets_count, favourites_count, media_count)
-  SELECT id, $23, coalesce(followers_count, old_followers), coalesce(followings_count, old_followings),
-    coalesce(tweets_count, old_tweets), coalesce(favourites_count, old_favourites), coalesce(media_count, old_media)
-  FROM seen
-  WHERE changed AND num_nonnulls(followers_count, followings_count, tweets_count, favourites_count, media_count) > 0
-    AND (is_new OR (coalesce(followers_count, old_followers), coalesce(followings_count, old_followings),
-      coalesce(tweets_count, old_tweets), coalesce(favourites_count, old_favourites), coalesce(media_count, old_media))
-      IS DISTINCT FROM (old_followers, old_followings, old_tweets, old_favourites, old_media))
-  ON CONFLICT DO NOTHING
 ),
 -- Only new or changed rows reach the INSERT; DO UPDATE still merges a row another transaction
 -- inserted since this statement's snapshot.
 up AS (
   INSERT INTO users AS u (id, username, display_name, description, location, created_at, protected, verified, can_dm,
     possibly_sensitive, followers_count, followings_count, tweets_count, favourites_count, media_count, profile_image_url,
-    profile_background_image_url, banner_url, bio_urls, pinned_tweet_ids, source, raw, first_seen_at, last_seen_at)
+    profile_background_image_url, banner_url, bio_urls, pinned_tweet_ids, source, raw, counts_changed_at, first_seen_at, last_seen_at)
   SELECT id, username, display_name, description, location, created_at, protected, verified, can_dm, possibly_sensitive,
     followers_count, followings_count, tweets_count, favourites_count, media_count, profile_image_url,
-    profile_background_image_url, banner_url, bio_urls, pinned_tweet_ids, source, $22::jsonb -> (ord::int - 1), $23, $23
+    profile_background_image_url, banner_url, bio_urls, pinned_tweet_ids, source, $22::jsonb -> (ord::int - 1), $23, $23, $23
   FROM seen WHERE changed ORDER BY id
   ON CONFLICT (id) DO UPDATE SET
     ${MERGE.map(([c, e]) => `${c} = ${e('excluded')}`).join(',\n    ')},
+    -- u is the row as locked: a writer that committed the same counts first leaves nothing changed.
+    counts_changed_at = CASE WHEN (${COUNTS.map((c) => `coalesce(excluded.${c}, u.${c})`).join(', ')})
+      IS DISTINCT FROM (${COUNTS.map((c) => `u.${c}`).join(', ')}) THEN excluded.counts_changed_at ELSE u.counts_changed_at END,
     first_seen_at = least(u.first_seen_at, excluded.first_seen_at),
     last_seen_at = greatest(u.last_seen_at, excluded.last_seen_at)
+  RETURNING u.id, u.counts_changed_at, ${COUNTS.map((c) => `u.${c}`).join(', ')}
+),
+-- The audience history row, from what the upsert wrote: only where it stamped a change (or inserted).
+metrics AS (
+  INSERT INTO user_metrics (user_id, observed_at, ${COUNTS.join(', ')})
+  SELECT id, $23, ${COUNTS.join(', ')} FROM up
+  WHERE counts_changed_at = $23 AND num_nonnulls(${COUNTS.join(', ')}) > 0
+  ON CONFLICT DO NOTHING
 ),
 -- Which users are new to the job is read by the slice advance (commit-page.ts) from the rows'
 -- xmin, one index probe per user: the anti-join over all of the job's job_users rows this
