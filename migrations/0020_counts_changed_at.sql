@@ -8,5 +8,5 @@
 ALTER TABLE tweets ADD COLUMN counts_changed_at timestamptz;
 ALTER TABLE users ADD COLUMN counts_changed_at timestamptz;
 
-COMMENT ON COLUMN tweets.counts_changed_at IS 'When a page last brought counts that differed from the stored ones (the observed_at of the newest tweet_metrics row); null before migration 0020.';
-COMMENT ON COLUMN users.counts_changed_at IS 'When a page last brought counts that differed from the stored ones (the observed_at of the newest user_metrics row); null before migration 0020.';
+COMMENT ON COLUMN tweets.counts_changed_at IS 'When the stored counts last changed: the commit time of the page that changed them (or first stored the tweet, counts or not); null for a row unchanged since migration 0020.';
+COMMENT ON COLUMN users.counts_changed_at IS 'When the stored counts last changed: the commit time of the page that changed them (or first stored the account, counts or not); null for a row unchanged since migration 0020.';

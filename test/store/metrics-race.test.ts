@@ -4,6 +4,7 @@
  * the row it locked, not on its statement's snapshot (migration 0020).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CanonicalTweet, CanonicalUser } from '../../src/api-client/canonical.ts';
 import type { PoolClient } from '../../src/store/db.ts';
 import { upsertTweets } from '../../src/store/upsert-tweets.ts';
 import { upsertUsers } from '../../src/store/upsert-users.ts';
@@ -21,7 +22,10 @@ afterAll(async () => {
 const history = async (table: 'tweet_metrics' | 'user_metrics', column: string, id: string) =>
   (await db.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE ${column} = $1::bigint`, [id])).rows[0]!.n;
 
-/** Both writers take their snapshot before either commits; the second then waits on the first's row lock. */
+/**
+ * Both writers' statements start before either commits (READ COMMITTED: a statement's snapshot is
+ * taken when it starts); the second waits on the first's row lock, then finds the row committed.
+ */
 async function race(write: (client: PoolClient, observedAt: Date) => Promise<unknown>): Promise<void> {
   const [a, b] = [await db.pool.connect(), await db.pool.connect()];
   try {
@@ -40,14 +44,18 @@ async function race(write: (client: PoolClient, observedAt: Date) => Promise<unk
 }
 
 describe('engagement and audience history under concurrent writers', () => {
-  it('a new tweet and author stored by two writers at once: one history row each', async () => {
+  // Each race runs one statement per writer: a second statement would start after the first
+  // writer's commit and see its rows in its own snapshot, racing nothing.
+  type Writer = Parameters<typeof upsertUsers>[0];
+  const users = (author: CanonicalUser, jobId: string) => (db: Writer, at: Date) => upsertUsers(db, [author], [[author.id, 'author']], jobId, at);
+  const tweets = (tweet: CanonicalTweet, jobId: string) => (db: Writer, at: Date) => upsertTweets(db, [tweet], [tweet.id], jobId, at);
+
+  it('a new tweet, and a new account, stored by two writers at once: one history row each', async () => {
     const { jobId } = await newSlices(db.pool, 1);
     const author = makeUser('1700000000000000901', { followersCount: 10 });
     const tweet = makeTweet('1800000000000000901', author, { likeCount: 5 });
-    await race(async (client, at) => {
-      await upsertUsers(client, [author], [[author.id, 'author']], jobId, at);
-      await upsertTweets(client, [tweet], [tweet.id], jobId, at);
-    });
+    await race(users(author, jobId));
+    await race(tweets(tweet, jobId));
     expect(await history('user_metrics', 'user_id', author.id)).toBe(1);
     expect(await history('tweet_metrics', 'tweet_id', tweet.id)).toBe(1);
   });
@@ -56,14 +64,12 @@ describe('engagement and audience history under concurrent writers', () => {
     const { jobId } = await newSlices(db.pool, 1);
     const author = makeUser('1700000000000000902', { followersCount: 10 });
     const tweet = makeTweet('1800000000000000902', author, { likeCount: 5 });
-    await upsertUsers(db.pool, [author], [[author.id, 'author']], jobId, new Date('2026-09-01T00:00:00Z'));
-    await upsertTweets(db.pool, [tweet], [tweet.id], jobId, new Date('2026-09-01T00:00:00Z'));
+    await users(author, jobId)(db.pool, new Date('2026-09-01T00:00:00Z'));
+    await tweets(tweet, jobId)(db.pool, new Date('2026-09-01T00:00:00Z'));
     const grown = { ...author, followersCount: 11 };
     const liked = { ...tweet, likeCount: 6, author: grown };
-    await race(async (client, at) => {
-      await upsertUsers(client, [grown], [[author.id, 'author']], jobId, at);
-      await upsertTweets(client, [liked], [tweet.id], jobId, at);
-    });
+    await race(users(grown, jobId));
+    await race(tweets(liked, jobId));
     expect(await history('user_metrics', 'user_id', author.id)).toBe(2);
     expect(await history('tweet_metrics', 'tweet_id', tweet.id)).toBe(2);
     await upsertUsers(db.pool, [{ ...grown, followersCount: 12 }], [], jobId, new Date('2026-10-02T00:00:00Z'));
