@@ -31,6 +31,8 @@ const MERGE: ReadonlyArray<readonly [string, (n: string) => string]> = [
 // most once an hour per account for a sighting alone.
 const SEEN_STEP = `interval '1 hour'`;
 const COUNTS = ['followers_count', 'followings_count', 'tweets_count', 'favourites_count', 'media_count'];
+const STORED = COUNTS.map((c) => `u.${c}`).join(', ');
+const MERGED = COUNTS.map((c) => `coalesce(excluded.${c}, u.${c})`).join(', ');
 const CHANGED = `(${MERGE.map(([, e]) => e('i')).join(', ')}) IS DISTINCT FROM (${MERGE.map(([c]) => `u.${c}`).join(', ')})
     OR u.last_seen_at < $23::timestamptz - ${SEEN_STEP} OR u.first_seen_at > $23::timestamptz`;
 
@@ -73,11 +75,10 @@ up AS (
   ON CONFLICT (id) DO UPDATE SET
     ${MERGE.map(([c, e]) => `${c} = ${e('excluded')}`).join(',\n    ')},
     -- u is the row as locked: a writer that committed the same counts first leaves nothing changed.
-    counts_changed_at = CASE WHEN (${COUNTS.map((c) => `coalesce(excluded.${c}, u.${c})`).join(', ')})
-      IS DISTINCT FROM (${COUNTS.map((c) => `u.${c}`).join(', ')}) THEN excluded.counts_changed_at ELSE u.counts_changed_at END,
+    counts_changed_at = CASE WHEN (${MERGED}) IS DISTINCT FROM (${STORED}) THEN excluded.counts_changed_at ELSE u.counts_changed_at END,
     first_seen_at = least(u.first_seen_at, excluded.first_seen_at),
     last_seen_at = greatest(u.last_seen_at, excluded.last_seen_at)
-  RETURNING u.id, u.counts_changed_at, ${COUNTS.map((c) => `u.${c}`).join(', ')}
+  RETURNING u.id, u.counts_changed_at, ${STORED}
 ),
 -- The audience history row, from what the upsert wrote: only where it stamped a change (or inserted).
 metrics AS (
