@@ -34,10 +34,16 @@ export async function missingParents(db: Queryable, sourceJobId: string, exclude
   return rows.map((r) => r.id);
 }
 
-/** Which of `ids` a row of `tweets` holds. */
-export async function storedTweetIds(db: Queryable, ids: readonly string[]): Promise<Set<string>> {
+/**
+ * Which of `ids` `tweets` holds in full: a v2 embedded copy does not count, as in missingParents
+ * (it does not say what it replies to, so the walk must fetch it to climb on).
+ */
+export async function fullTweetIds(db: Queryable, ids: readonly string[]): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
-  const { rows } = await db.query<{ id: string }>('SELECT id::text AS id FROM tweets WHERE id = ANY($1::bigint[])', [ids]);
+  const { rows } = await db.query<{ id: string }>(
+    "SELECT id::text AS id FROM tweets WHERE id = ANY($1::bigint[]) AND source <> 'v2-embedded'",
+    [ids],
+  );
   return new Set(rows.map((r) => r.id));
 }
 

@@ -103,6 +103,24 @@ describe('conversations', () => {
     expect(await root()).toEqual([{ root_id: t.root, root_complete: true }]);
   });
 
+  it('a grandparent held only as a v2 embedded copy is fetched in full too: the walk does not stop below it', async () => {
+    const t = addThread(h);
+    const source = await sourceJob(h, [t.leaf]);
+    // p1, two levels up, known only as an embedded copy: the page that brings p2 must go on to it.
+    await h.services.pool.query(
+      "INSERT INTO tweets (id, full_text, created_at, source, raw) VALUES ($1, 'first reply', now(), 'v2-embedded', '{}')",
+      [t.p1],
+    );
+    const jobId = await createJob(h.services.pool, { kind: 'conversations', params: { sourceJobId: source }, priority: 'backfill' });
+    const [sliceId] = await createSlices(h.services.pool, jobId, [{ kind: conversationParentsSlice.kind, params: { sourceJobId: source } }]);
+    await h.services.queues.enqueueSlice('backfill', { jobId, sliceId: sliceId! });
+    const before = bulkRequests(h);
+    expect((await h.runUntil(jobId)).status).toBe('completed');
+    expect(bulkRequests(h) - before).toBe(3); // p2, p1 in full, then the root
+    const { rows } = await h.services.pool.query('SELECT root_id::text, root_complete FROM threads WHERE tweet_id = $1::bigint', [t.leaf]);
+    expect(rows).toEqual([{ root_id: t.root, root_complete: true }]);
+  });
+
   it('--max-requests is exact: the job spends that many requests and not one more', async () => {
     const t = addThread(h);
     const source = await sourceJob(h, [t.leaf]);
