@@ -7,7 +7,7 @@ import { Harvester } from '../jobs/harvester.ts';
 import type { Services } from '../jobs/services.ts';
 import { jobSnapshot, type JobSnapshot } from '../store/job-status.ts';
 import { onShutdownSignal } from './context.ts';
-import { ProgressReporter, type ProgressSnapshot } from './progress.ts';
+import { formatCount, ProgressReporter, type ProgressSnapshot } from './progress.ts';
 
 export const WAIT_EXIT = { completed: 0, failed: 1, paused_quota: 3, cancelled: 4, paused: 5, interrupted: 130 } as const;
 
@@ -48,7 +48,7 @@ export function toProgress(s: JobSnapshot, quota: number | null): ProgressSnapsh
 export function describeEnd(s: JobSnapshot): string {
   switch (s.status) {
     case 'completed':
-      return `job ${s.id} completed: ${s.tweets} tweets, ${s.users} users, ${s.requests} requests${s.note ? ` (${s.note})` : ''}`;
+      return `job ${s.id} completed: ${formatCount(s.tweets)} tweets, ${formatCount(s.users)} users, ${formatCount(s.requests)} requests${s.note ? ` (${s.note})` : ''}`;
     case 'failed':
       return `job ${s.id} failed: ${s.errorMessage ?? 'unknown error'}${s.errorCode ? ` [${s.errorCode}]` : ''}`;
     case 'paused_quota':

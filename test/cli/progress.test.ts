@@ -9,7 +9,9 @@ import {
   requestRate,
   type ProgressSnapshot,
 } from '../../src/cli/progress.ts';
+import { describeEnd } from '../../src/cli/wait.ts';
 import { etaSeconds } from '../../src/store/job-progress.ts';
+import type { JobSnapshot } from '../../src/store/job-status.ts';
 
 const T0 = Date.parse('2026-03-01T12:00:00Z');
 
@@ -255,5 +257,12 @@ describe('ProgressReporter', () => {
       expect(visible.length).toBeLessThan(40);
       expect(visible.endsWith('…')).toBe(true);
     }
+  });
+});
+
+describe('describeEnd', () => {
+  it('counts a completed job as the progress line does, with thousands separators', () => {
+    const end = describeEnd({ id: '7', status: 'completed', tweets: 9126, users: 2113, requests: 476, note: null } as unknown as JobSnapshot);
+    expect(end).toBe('job 7 completed: 9,126 tweets, 2,113 users, 476 requests');
   });
 });

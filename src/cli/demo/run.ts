@@ -64,11 +64,15 @@ export async function runDemo(options: DemoOptions, targets: DemoTargets, io: { 
     const pass1 = await workWatchPass(services, watchId, out);
     if (pass1.exitCode !== 0) return { exitCode: 1 };
     say(`pass 1: ${formatCount(pass1.snapshot.tweets)} mentions in ${formatCount(pass1.snapshot.requests)} requests`);
-    const author = world.users.find((u) => !u.protected && !u.suspended && !u.deleted && u.username.toLowerCase() !== plan.celebrity.toLowerCase());
-    if (!author) throw new Error('the demo world has no author for new mentions');
+    // A dozen authors, as real mentions come from many accounts (one author made the report's
+    // mentions-per-day example show a single account for the new day).
+    const authors = world.users
+      .filter((u) => !u.protected && !u.suspended && !u.deleted && u.username.toLowerCase() !== plan.celebrity.toLowerCase())
+      .slice(0, 12);
+    if (authors.length === 0) throw new Error('the demo world has no author for new mentions');
     const added = sim.control.addTweets(
       Array.from({ length: options.newMentions }, (_, i) => ({
-        authorHandle: author.username,
+        authorHandle: authors[i % authors.length]!.username,
         text: `@${plan.celebrity} ${MENTION_TEXTS[i % MENTION_TEXTS.length]} (#${i + 1})`,
       })),
     );
