@@ -1,11 +1,14 @@
 /**
  * Time a job spends paused or parked for quota is kept apart (migration 0017), whoever changes
- * its status, so its ETA counts only the time it ran.
+ * its status, so its ETA counts only the time it ran; so is the time a job sat ended before
+ * `audit --repair` reopened it (migration 0021).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { reopenJobForRepair } from '../../src/store/audit.ts';
 import { setJobControl } from '../../src/store/job-control.ts';
+import { etaSeconds } from '../../src/store/job-progress.ts';
 import { jobSnapshot } from '../../src/store/job-status.ts';
-import { createJob } from '../../src/store/jobs.ts';
+import { createJob, createSlices } from '../../src/store/jobs.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 import { setJobStatus } from '../helpers/store-rows.ts';
 
@@ -68,5 +71,28 @@ describe('held time', () => {
     const during = (await jobSnapshot(db.pool, id))!.heldMs;
     expect(during).toBeGreaterThanOrEqual(150);
     expect(during).toBeLessThan(1000);
+  });
+
+  it('a job reopened by audit --repair a day after it completed counts that day as held, not run', async () => {
+    const DAY = 86_400_000;
+    const until = Date.now() - 2 * DAY;
+    const since = until - 30 * DAY;
+    const id = await createJob(db.pool, { kind: 'search', params: { query: 'c' } });
+    await createSlices(db.pool, id, [{ kind: 'search', params: { query: 'c', sinceMs: since, untilMs: until } }]);
+    // It ran one hour and completed a day ago.
+    await db.pool.query("UPDATE job_slices SET status = 'done', end_reason = 'end' WHERE job_id = $1", [id]);
+    await db.pool.query("UPDATE jobs SET status = 'running', started_at = now() - interval '25 hours' WHERE id = $1", [id]);
+    await db.pool.query("UPDATE jobs SET status = 'completed', finished_at = now() - interval '24 hours' WHERE id = $1", [id]);
+    const gap = { kind: 'search', params: { query: 'c', sinceMs: since, untilMs: since + DAY } };
+    expect(await reopenJobForRepair(db.pool, id, () => ({ slices: [gap], budget: null, note: 'repair' }))).not.toBeNull();
+
+    const s = (await jobSnapshot(db.pool, id))!;
+    expect(s.status).toBe('queued');
+    expect(s.heldMs).toBeGreaterThanOrEqual(DAY - 60_000);
+    expect(s.heldMs).toBeLessThanOrEqual(DAY + 60_000);
+    // One hour of running walked 30 of the 31 days: about two minutes are left, not most of an hour.
+    const eta = etaSeconds({ fractionDone: s.fractionDone, startedAt: s.startedAt!, heldMs: s.heldMs, now: new Date() });
+    expect(eta).not.toBeNull();
+    expect(eta!).toBeLessThan(600);
   });
 });
