@@ -180,13 +180,31 @@ describe('exportJobTweets', () => {
     const column = (rows: string[][], name: string) => rows.slice(1).map((r) => r[EXPORT_COLUMNS.indexOf(name as (typeof EXPORT_COLUMNS)[number])]);
     const plain = parseCsv((await exportText(jobId, 'csv')).text);
     expect(column(plain, 'full_text')).toEqual([...formulas, 'a=b, c@d']);
-    const guarded = parseCsv((await exportText(jobId, 'csv', { spreadsheet: true })).text);
+    const sheet = (await exportText(jobId, 'csv', { spreadsheet: true })).text;
+    // A UTF-8 byte-order mark first (Excel reads a CSV without one in the legacy code page).
+    expect(sheet.startsWith('\uFEFF')).toBe(true);
+    const guarded = parseCsv(sheet.slice(1));
     expect(column(guarded, 'full_text')).toEqual([...formulas.map((f) => `'${f}`), 'a=b, c@d']);
     expect(column(guarded, 'author_display_name')).toEqual([...formulas.map((f) => `'${f}`), 'Zoë = fine']);
-    // Ids, counts and the other columns are untouched; JSON lines ignore the option.
-    expect(column(guarded, 'tweet_id')).toEqual(column(plain, 'tweet_id'));
+    // Ids open as text with every digit (a bare 19-digit cell opens as 1.92E+18); counts stay numbers.
+    expect(column(guarded, 'tweet_id')).toEqual(column(plain, 'tweet_id').map((id) => `="${id}"`));
+    expect(column(guarded, 'author_id')).toEqual(column(plain, 'author_id').map((id) => `="${id}"`));
+    expect(column(guarded, 'like_count')).toEqual(column(plain, 'like_count'));
+    for (const row of guarded.slice(1)) for (const cell of row) expect(cell).not.toMatch(/^\d{16,}$/);
+    // A missing id stays an empty cell.
+    expect(column(guarded, 'quoted_tweet_id')).toEqual(column(plain, 'quoted_tweet_id').map((id) => (id === '' ? '' : `="${id}"`)));
     const jsonl = (await exportText(jobId, 'jsonl', { spreadsheet: true })).text.trim().split('\n').map((l) => (JSON.parse(l) as Expected).full_text);
     expect(jsonl).toEqual([...formulas, 'a=b, c@d']);
+  });
+
+  it('--spreadsheet quotes every value, so a program that splits on ; or tab never starts a cell at a formula', async () => {
+    const jobId = await seedJob([makeTweet('1920000000000000201', makeUser('987654321201', { displayName: 'x;=1+1' }), { fullText: 'lol;=cmd|calc\t=2+2' })]);
+    const sheet = (await exportText(jobId, 'csv', { spreadsheet: true })).text;
+    const row = sheet.split('\n')[1]!;
+    expect(row).toContain('"lol;=cmd|calc\t=2+2"');
+    expect(row).toContain('"x;=1+1"');
+    // Without --spreadsheet, only what CSV needs is quoted.
+    expect((await exportText(jobId, 'csv')).text.split('\n')[1]).toContain(',lol;=cmd|calc\t=2+2,');
   });
 
   it('exports only the tweets of the job asked for (a tweet shared by two jobs appears in both)', async () => {

@@ -65,22 +65,31 @@ const iso = (column: string): string => `to_char(${column} AT TIME ZONE 'UTC', '
  */
 const asText = (column: string): string => `CASE WHEN ${column} ~ '^[-=+@\t\r]' THEN '''' || ${column} ELSE ${column} END`;
 
+/**
+ * An id as a spreadsheet should open it: a bare 19-digit cell becomes a number there and keeps 15
+ * digits (1920000000000000010 opens as 1.92E+18, and saving writes that back). `="…"` is a formula
+ * of one constant of digits (nothing anyone wrote), which Excel and Google Sheets show as the id
+ * as text.
+ */
+const idAsText = (column: string): string => `'="' || ${column}::text || '"'`;
+
 /** `jobLiteral` is an already-escaped SQL literal: COPY takes no bind parameters. */
 function selectSql(jobLiteral: string, spreadsheet: boolean): string {
   const people = spreadsheet ? asText : (column: string) => column;
+  const id = spreadsheet ? idAsText : (column: string) => `${column}::text`;
   return `SELECT
-    t.id::text AS tweet_id,
+    ${id('t.id')} AS tweet_id,
     ${iso('t.created_at')} AS created_at,
-    t.author_id::text AS author_id,
+    ${id('t.author_id')} AS author_id,
     u.username AS author_username,
     ${people('u.display_name')} AS author_display_name,
     u.followers_count AS author_followers_count,
     ${people('t.full_text')} AS full_text,
     t.lang,
-    t.conversation_id::text AS conversation_id,
-    t.in_reply_to_tweet_id::text AS in_reply_to_tweet_id,
-    t.quoted_tweet_id::text AS quoted_tweet_id,
-    t.retweeted_tweet_id::text AS retweeted_tweet_id,
+    ${id('t.conversation_id')} AS conversation_id,
+    ${id('t.in_reply_to_tweet_id')} AS in_reply_to_tweet_id,
+    ${id('t.quoted_tweet_id')} AS quoted_tweet_id,
+    ${id('t.retweeted_tweet_id')} AS retweeted_tweet_id,
     t.like_count,
     t.retweet_count,
     t.reply_count,
@@ -105,8 +114,10 @@ function selectSql(jobLiteral: string, spreadsheet: boolean): string {
  */
 function copySql(format: ExportFormat, jobLiteral: string, spreadsheet: boolean): string {
   const select = selectSql(jobLiteral, spreadsheet && format === 'csv');
+  // For a spreadsheet every value is quoted: a program that splits on ; or tab (Excel in many
+  // locales) would otherwise cut `a;=1+1` into a second cell that starts a formula.
   return format === 'csv'
-    ? `COPY (${select}) TO STDOUT WITH (FORMAT csv, HEADER true)`
+    ? `COPY (${select}) TO STDOUT WITH (FORMAT csv, HEADER true${spreadsheet ? ', FORCE_QUOTE *' : ''})`
     : `COPY (SELECT row_to_json(r)::text FROM (${select}) r) TO STDOUT WITH (FORMAT csv, QUOTE e'\\x01', DELIMITER e'\\x02')`;
 }
 
@@ -114,7 +125,10 @@ export interface ExportOptions {
   /** End `writable` when the rows are written (default true; false for process.stdout). */
   end?: boolean;
   signal?: AbortSignal;
-  /** CSV for a spreadsheet: tweet text and display names never open as formulas (asText). */
+  /**
+   * CSV for a spreadsheet: tweet text and display names never open as formulas (asText), ids keep
+   * their digits (idAsText), every value is quoted, and the file starts with a byte-order mark.
+   */
   spreadsheet?: boolean;
 }
 
@@ -134,8 +148,12 @@ export async function exportJobTweets(
   try {
     return await withClient(pool, async (client) => {
       const stream = client.query(copyTo(copySql(format, client.escapeLiteral(jobId), options.spreadsheet ?? false)));
+      const pipeOptions = { end: options.end ?? true, ...(options.signal ? { signal: options.signal } : {}) };
       try {
-        await pipeline(stream, writable, { end: options.end ?? true, ...(options.signal ? { signal: options.signal } : {}) });
+        // A spreadsheet's CSV starts with a UTF-8 byte-order mark: without one, Excel reads the
+        // file in the machine's legacy code page (Zoë opens as ZoÃ«).
+        if (options.spreadsheet && format === 'csv') await pipeline(stream, withBom, writable, pipeOptions);
+        else await pipeline(stream, writable, pipeOptions);
       } catch (error) {
         // A COPY cut off midway (EPIPE, abort, disk full) leaves the connection mid-protocol; a
         // code-less wrapper makes withClient destroy it instead of pooling it.
@@ -147,6 +165,12 @@ export async function exportJobTweets(
     throw error instanceof InterruptedCopy ? error.cause : error;
   }
 }
+
+async function* withBom(rows: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+  yield BOM;
+  yield* rows;
+}
+const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 
 class InterruptedCopy extends Error {
   constructor(cause: unknown) {

@@ -57,7 +57,7 @@ export function registerExportCommand(program: Command, state: CliState): void {
     .argument('<job-id>')
     .requiredOption('--format <format>', 'csv (with a header line) or jsonl (one JSON object per line)')
     .option('--out <file>', 'write to FILE, replaced atomically when complete (default: stdout)')
-    .option('--spreadsheet', "csv for a spreadsheet: text starting with = + - @ gets a leading ' so it never opens as a formula")
+    .option('--spreadsheet', "csv for a spreadsheet: text starting with = + - @ gets a leading ', ids are written =\"…\" to keep their digits, every value quoted, a UTF-8 byte-order mark first")
     .action(async (id: string, o: { format: string; out?: string; spreadsheet?: boolean }) => {
       const jobId = parseJobId(id);
       const format = parseFormat(o.format);
