@@ -199,19 +199,32 @@ const EMPTY_END = 'empty-end';
  * pass is cut short ('empty-end') once; when the next pass from the same watermark ends the same
  * way, the listing ends there (the service's depth, a watermark tweet deleted with nothing older
  * listed), and reading it again at every pass would buy it forever: it counts as complete, and the
- * gap stays listed as a range no pass will read. A pass resuming a cut one (cutPassResume) is held
- * to the same rule from the cut pass's newest, which was listed before too.
+ * gap stays listed as a range no pass will read.
+ *
+ * A pass resuming a cut one (cutPassResume) that read nothing below that pass's oldest
+ * (`resume_below`) ended before its second part gave anything: above the cut pass's newest, which
+ * was listed before, or at once below its oldest, where that pass was cut. It is held to the same
+ * rule, search too (its `since_id:` bounds the whole walk, not the part below the cut). Once it has
+ * read below, its end is an ordinary one: a first pass's at its floor, where nothing was listed.
+ *
+ * `own`: this pass. The gap it wrote when it was recorded before (a roll-up re-run after a crash)
+ * is not an earlier pass's: counted as one, it made the second recording complete and moved the
+ * watermark over the range the pass had not read.
  */
-function passEnd(s: PassSliceRow, gaps: readonly WatchGap[]): { complete: true; keepsGap?: true } | { complete: false; reason: string } {
+function passEnd(
+  s: PassSliceRow,
+  gaps: readonly WatchGap[],
+  own: { jobId: string; pass: number },
+): { complete: true; keepsGap?: true } | { complete: false; reason: string } {
   if (s.status !== 'done') return { complete: false, reason: s.status === 'failed' ? 'failed' : (s.end_reason ?? 'failed') };
   if (s.end_reason === null || s.end_reason === SliceEndReason.BOUND) return { complete: true };
   if (s.end_reason !== SliceEndReason.END) return { complete: false, reason: s.end_reason };
-  const serviceBounded = s.kind === 'search';
-  // A first pass resuming a cut one knows a tweet listed before as well: the cut pass's newest.
-  const listedBefore = s.watermark !== null || s.resume_from !== null;
+  const nothingBelowCut = s.resume_from !== null && s.resume_below !== null && (s.oldest === null || BigInt(s.oldest) >= BigInt(s.resume_below));
+  const serviceBounded = s.kind === 'search' && !nothingBelowCut;
+  const listedBefore = s.watermark !== null || nothingBelowCut;
   if (serviceBounded || !listedBefore || s.empty_pages === 0) return { complete: true };
   const lower = passLowerBound(s.watermark, s.floor_ms);
-  const again = gaps.some((g) => g.afterId === lower && g.reason === EMPTY_END);
+  const again = gaps.some((g) => g.afterId === lower && g.reason === EMPTY_END && !(g.jobId === own.jobId && g.pass === own.pass));
   return again ? { complete: true, keepsGap: true } : { complete: false, reason: EMPTY_END };
 }
 
@@ -281,8 +294,17 @@ export async function finishWatchPass(
     [jobId, pass.pass],
   );
   const slice = slices[0];
+  // Every watch row of the identity, locked in one order before any is written: this pass writes
+  // them all (the watermark, the gaps), and two passes of one identity finishing at once (a
+  // schedule's and a one-shot's) each locking its own row first deadlocked.
+  await db.query(
+    `SELECT 1 FROM watches
+      WHERE job_id = $1::bigint OR identity = (SELECT identity FROM watches WHERE job_id = $1::bigint)
+      ORDER BY job_id FOR UPDATE`,
+    [jobId],
+  );
   // No slice: a caller recording a pass by hand.
-  const end = slice ? passEnd(slice, await openGaps(db, jobId)) : ({ complete: true } as const);
+  const end = slice ? passEnd(slice, await openGaps(db, jobId), { jobId, pass: pass.pass }) : ({ complete: true } as const);
   const { rows: updated } = await db.query<{ identity: string | null }>(
     `UPDATE watches SET
        passes = greatest(passes, $2::int),
@@ -300,10 +322,13 @@ export async function finishWatchPass(
   const lower = slice ? passLowerBound(slice.watermark, slice.floor_ms) : null;
   if (pass.newCount > 0) await newTweetsEvent(db, jobId, pass.pass, pass.newCount, lower);
   // A resuming pass that read nothing (an outage answering every page empty, or nothing new above
-  // the cut pass and nothing below it) leaves the watch as it was: the watermark, and the gap that
-  // lets the next pass resume again for a request or two instead of buying the cut range again.
+  // the cut pass and nothing below it) leaves the watch as it was, complete or cut: the watermark,
+  // and the gap that lets the next pass resume again for a request or two instead of buying the
+  // cut range again.
   const noProgress = slice !== undefined && slice.resume_from !== null && slice.newest === null;
-  if (end.complete && !noProgress) {
+  if (noProgress) {
+    // Nothing to record.
+  } else if (end.complete) {
     // A gap older than the pass's lower bound stays (this pass did not read it); so does the
     // empty-end gap a pass accepted as the listing's end (a range nothing will read again). A pass
     // that resumed a cut one and read nothing newer than that pass's newest moves the watermark there.
@@ -318,7 +343,7 @@ export async function finishWatchPass(
     if (row.identity !== null && lower !== null) {
       await linkIdentityTweets(db, jobId, greatestId(lower, slice?.resume_from)!, [pass.highWatermarkId, slice?.resume_from ?? null]);
     }
-  } else if (!end.complete && lower !== null) {
+  } else if (lower !== null) {
     const gap: WatchGap = {
       afterId: lower,
       ...cutRange(slice),
