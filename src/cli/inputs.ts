@@ -181,7 +181,7 @@ export function durationSchema(bounds: { minS: number; maxS: number; malformed: 
 export const everySchema = durationSchema({
   minS: 60,
   maxS: 30 * 86_400,
-  malformed: 'expected a duration like 30s, 5m, 1h, 2d or 1h30m',
+  malformed: 'expected a duration like 5m, 90s, 1h, 2d or 1h30m',
   tooShort: 'expected at least 1m (each pass costs at least one request, so polling more often than once a minute wastes quota)',
   tooLong: 'expected at most 30d',
 });

@@ -1,9 +1,11 @@
 /** One HARVEST_REDIS_PREFIX per database (migration 0014). */
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.ts';
 import { claimWorkerPrefix, PREFIX_STALE_MS } from '../../src/store/worker-prefixes.ts';
 import { runCli } from '../helpers/cli.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
+import { closedPort } from '../helpers/net.ts';
 import { REDIS_URL, useHarness } from '../helpers/harness.ts';
 import { deletePrefixKeysAt } from '../../src/jobs/redis-keys.ts';
 
@@ -42,5 +44,25 @@ describe('harvest worker with another prefix on the same database', () => {
     expect(run.code).not.toBe(0);
     expect(run.err.split('\n')).toHaveLength(1);
     expect(run.err).toMatch(/^harvest: this database is worked with HARVEST_REDIS_PREFIX=/);
+  });
+
+  it('with --metrics-port, closes its metrics server too (it kept the process alive after the refusal)', async () => {
+    await claimWorkerPrefix(h.services.pool, h.env.HARVEST_REDIS_PREFIX!);
+    const other = `${h.env.HARVEST_REDIS_PREFIX}-other`;
+    const port = await closedPort();
+    const run = await runCli(['worker', '--metrics-port', String(port)], { ...h.env, HARVEST_REDIS_PREFIX: other }).finally(() =>
+      deletePrefixKeysAt(REDIS_URL, other),
+    );
+    expect(run.code).not.toBe(0);
+    expect(run.err).toMatch(/^harvest: this database is worked with HARVEST_REDIS_PREFIX=/);
+    const refused = await new Promise<boolean>((resolve) => {
+      const socket = net.connect(port, '127.0.0.1');
+      socket.once('connect', () => {
+        socket.destroy();
+        resolve(false);
+      });
+      socket.once('error', () => resolve(true));
+    });
+    expect(refused).toBe(true);
   });
 });

@@ -12,7 +12,7 @@ import { cliRuntime, onShutdownSignal, withServices, type CliState } from '../co
 import { parseConcurrency, parseJobId, parseNonNegativeInt } from '../inputs.ts';
 import { formatCount } from '../progress.ts';
 
-/** `harvest status --check` exits with this when any job is stalled (1 is an error, 2 bad usage). */
+/** `harvest status --check` exits with this when any job is stalled (1 is an error, 64 bad usage). */
 export const STALLED_EXIT_CODE = 6;
 
 function table(rows: string[][]): string {
@@ -51,27 +51,32 @@ export function registerOperateCommands(program: Command, state: CliState): void
           });
           let server: Awaited<ReturnType<typeof startMetricsServer>> | null = null;
           let dashboard: DashboardHandler | null = null;
-          if (metrics && metricsPort !== undefined) {
-            metrics.bindCollectors({
-              keyStates: () => services.gate.keyStates(),
-              jobCounts: () => jobCountsByStatus(services.pool),
-              sliceLagSeconds: () => oldestRunnableSliceAgeSeconds(services.pool),
-              stalledJobs: async () =>
-                (await stalledJobs(services.pool, { stalledAfterMs: services.config.stalledAfterMs, waitingForRate: new Set(await services.rateWaits.waitingJobs()) })).length,
-            });
-            // The dashboard has no login: beside /metrics only on loopback (`harvest dashboard
-            // --allow-remote` serves it further on purpose).
-            dashboard = isLoopbackHost(o.metricsHost) ? createDashboardHandler(services, { logger: runtime.logger, host: o.metricsHost }) : null;
-            server = await startMetricsServer(metricsPort, metrics, o.metricsHost, dashboard ? (req, res) => dashboard!.handle(req, res) : undefined);
-            runtime.logger.info({ port: server.port, dashboard: dashboard ? '/' : 'not on a non-loopback host' }, 'metrics at /metrics');
+          try {
+            if (metrics && metricsPort !== undefined) {
+              metrics.bindCollectors({
+                keyStates: () => services.gate.keyStates(),
+                jobCounts: () => jobCountsByStatus(services.pool),
+                sliceLagSeconds: () => oldestRunnableSliceAgeSeconds(services.pool),
+                stalledJobs: async () =>
+                  (await stalledJobs(services.pool, { stalledAfterMs: services.config.stalledAfterMs, waitingForRate: new Set(await services.rateWaits.waitingJobs()) })).length,
+              });
+              // The dashboard has no login: beside /metrics only on loopback (`harvest dashboard
+              // --allow-remote` serves it further on purpose).
+              dashboard = isLoopbackHost(o.metricsHost) ? createDashboardHandler(services, { logger: runtime.logger, host: o.metricsHost }) : null;
+              server = await startMetricsServer(metricsPort, metrics, o.metricsHost, dashboard ? (req, res) => dashboard!.handle(req, res) : undefined);
+              runtime.logger.info({ port: server.port, dashboard: dashboard ? '/' : 'not on a non-loopback host' }, 'metrics at /metrics');
+            }
+            await harvester.start();
+            runtime.logger.info({ concurrency, keys: services.config.apiKeys.map((k) => k.fingerprint) }, 'worker started');
+            await new Promise<void>((resolve) => onShutdownSignal(() => resolve()));
+            runtime.logger.info('stopping: in-flight pages commit first');
+            redisGone = (await harvester.stop()).redisGone;
+          } finally {
+            // Also when the start was refused (another prefix's workers, Postgres gone): a listening
+            // server kept the process alive after its one-line error.
+            await dashboard?.close();
+            await server?.close();
           }
-          await harvester.start();
-          runtime.logger.info({ concurrency, keys: services.config.apiKeys.map((k) => k.fingerprint) }, 'worker started');
-          await new Promise<void>((resolve) => onShutdownSignal(() => resolve()));
-          runtime.logger.info('stopping: in-flight pages commit first');
-          redisGone = (await harvester.stop()).redisGone;
-          await dashboard?.close();
-          await server?.close();
         },
         metrics ? { onAttempt: (a) => metrics.observeAttempt(a), onGiveBack: (fp) => metrics.observeGiveBack(fp) } : {},
       );
