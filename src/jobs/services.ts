@@ -128,9 +128,14 @@ export interface OpenServicesOptions {
   keyless?: boolean;
 }
 
-export async function openServices(config: Config, logger: Logger, options: OpenServicesOptions = {}): Promise<Services> {
-  if (!options.keyless) requireApiKeys(config);
-  const pool = createPool(config.databaseUrl, { max: 20 });
+/**
+ * A pool on DATABASE_URL as every command first meets Postgres: reachable (else one line that says
+ * why and what to do: start it, `harvest migrate` for a missing database, check the login) and
+ * migrated to this version (else one line naming `harvest migrate`). Commands that need Postgres
+ * alone (audit, export) open this; openServices opens it with Redis.
+ */
+export async function openCheckedPool(config: Config, options: { max?: number; applicationName?: string; unmigrated?: boolean } = {}): Promise<Pool> {
+  const pool = createPool(config.databaseUrl, { max: options.max ?? 20, ...(options.applicationName ? { applicationName: options.applicationName } : {}) });
   try {
     await pool.query('SELECT 1');
   } catch (error) {
@@ -145,6 +150,12 @@ export async function openServices(config: Config, logger: Logger, options: Open
     await pool.end().catch(() => undefined);
     throw error;
   }
+  return pool;
+}
+
+export async function openServices(config: Config, logger: Logger, options: OpenServicesOptions = {}): Promise<Services> {
+  if (!options.keyless) requireApiKeys(config);
+  const pool = await openCheckedPool(config, options.unmigrated ? { unmigrated: true } : {});
   let redis: RedisConnection;
   try {
     redis = createRedis(config.redisUrl, { cluster: config.redisCluster });

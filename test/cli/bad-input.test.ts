@@ -120,4 +120,15 @@ describe('query checks come before any service is opened', () => {
     expect(role.err).toMatch(/role "harvest_no_such_role" does not exist; check the user and password in DATABASE_URL$/m);
     for (const r of [missing, role]) expect(r.err).not.toMatch(/start it/);
   });
+
+  it('audit and export meet Postgres as every other command does: a missing database, one without harvest tables', async () => {
+    const at = (path: string) => Object.assign(new URL(ADMIN_URL), { pathname: path }).toString();
+    for (const argv of [['audit', '1'], ['export', '1', '--format', 'csv']]) {
+      const missing = await runCli(argv, { DATABASE_URL: at('/harvest_no_such_db') });
+      expect([missing.code, missing.err.trim()], argv[0]).toEqual([1, expect.stringMatching(/database "harvest_no_such_db" does not exist; `harvest migrate` creates it$/)]);
+      // The admin database holds no harvest tables (only read here).
+      const bare = await runCli(argv, { DATABASE_URL: at('/postgres') });
+      expect([bare.code, bare.err.trim()], argv[0]).toEqual([1, 'harvest: the database has no harvest tables yet: run `harvest migrate`']);
+    }
+  });
 });

@@ -5,7 +5,7 @@
  */
 import type { Command } from 'commander';
 import { auditJob, repairJob, type AuditReport } from '../../jobs/audit.ts';
-import { createPool } from '../../store/db.ts';
+import { openCheckedPool } from '../../jobs/services.ts';
 import { cliRuntime, withServices, type CliState } from '../context.ts';
 import { parseJobId, parsePositiveInt } from '../inputs.ts';
 import { formatCount } from '../progress.ts';
@@ -61,7 +61,7 @@ export function registerAuditCommand(program: Command, state: CliState): void {
       const maxRequests = o.maxRequests === undefined ? undefined : parsePositiveInt(o.maxRequests, '--max-requests');
       if (o.recheckEmpty && !o.repair) throw new InputError('--recheck-empty goes with --repair');
       const runtime = cliRuntime(state, { quiet: true });
-      const pool = createPool(runtime.config.databaseUrl, { max: 1, applicationName: 'harvest-audit' });
+      const pool = await openCheckedPool(runtime.config, { max: 1, applicationName: 'harvest-audit' });
       let report: AuditReport | null;
       try {
         report = await auditJob(pool, jobId);

@@ -9,7 +9,8 @@ import { open, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import { InputError } from '../../errors.ts';
-import { createPool, withClient, type Pool } from '../../store/db.ts';
+import { openCheckedPool } from '../../jobs/services.ts';
+import { withClient, type Pool } from '../../store/db.ts';
 import { exportJobTweets, type ExportFormat, type ExportOptions } from '../../store/export.ts';
 import { getJob } from '../../store/jobs.ts';
 import { cliRuntime, onShutdownSignal, type CliState } from '../context.ts';
@@ -65,7 +66,7 @@ export function registerExportCommand(program: Command, state: CliState): void {
       const spreadsheet = o.spreadsheet === true;
       const out = o.out === undefined ? undefined : await parseOutPath(o.out);
       const { config } = cliRuntime(state, { quiet: true });
-      const pool = createPool(config.databaseUrl, { max: 1, applicationName: 'harvest-export' });
+      const pool = await openCheckedPool(config, { max: 1, applicationName: 'harvest-export' });
       const abort = new AbortController();
       const removeHandlers = onShutdownSignal(() => abort.abort());
       try {
