@@ -46,6 +46,19 @@ describe('harvest worker with another prefix on the same database', () => {
     expect(run.err).toMatch(/^harvest: this database is worked with HARVEST_REDIS_PREFIX=/);
   });
 
+  it('a job submitted with --wait is refused before it is queued', async () => {
+    await claimWorkerPrefix(h.services.pool, h.env.HARVEST_REDIS_PREFIX!);
+    const other = `${h.env.HARVEST_REDIS_PREFIX}-other`;
+    const jobs = async () => Number((await h.services.pool.query<{ n: string }>('SELECT count(*)::text AS n FROM jobs')).rows[0]!.n);
+    const before = await jobs();
+    const run = await runCli(['user', 'newsdesk', '--wait'], { ...h.env, HARVEST_REDIS_PREFIX: other }).finally(() => deletePrefixKeysAt(REDIS_URL, other));
+    expect(run.code).toBe(1);
+    expect(run.err.split('\n')).toHaveLength(1);
+    expect(run.err).toMatch(/^harvest: this database is worked with HARVEST_REDIS_PREFIX=/);
+    expect(run.out).toBe('');
+    expect(await jobs()).toBe(before);
+  });
+
   it('with --metrics-port, closes its metrics server too (it kept the process alive after the refusal)', async () => {
     await claimWorkerPrefix(h.services.pool, h.env.HARVEST_REDIS_PREFIX!);
     const other = `${h.env.HARVEST_REDIS_PREFIX}-other`;

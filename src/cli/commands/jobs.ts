@@ -18,6 +18,7 @@ import { planContext } from '../../jobs/harvester.ts';
 import type { JobKindName } from '../../jobs/registry.ts';
 import { submitJob } from '../../jobs/submit.ts';
 import { targetParallelism } from '../../jobs/time-slices.ts';
+import { claimWorkerPrefix } from '../../store/worker-prefixes.ts';
 import { capped, confirmSpend, terminalIo } from '../confirm.ts';
 import { cliRuntime, withServices, type CliState } from '../context.ts';
 import {
@@ -85,6 +86,9 @@ async function run(state: CliState, kind: JobKindName, params: unknown, common: 
     if (spend && !common.yes && !(common.maxRequests !== undefined && common.maxRequests <= threshold)) {
       await confirmSpend(capped(await spend(services), common.maxRequests), { threshold, yes: false, io: terminalIo() });
     }
+    // --wait works the queue in this process: refused for another prefix's database (a worker's
+    // start would say so only after the job was queued, leaving it behind).
+    if (common.wait) await claimWorkerPrefix(services.pool, services.config.redisPrefix);
     const ctx = await planContext(services);
     const { jobId, slices } = await submitJob(
       { pool: services.pool, queues: services.queues, budgets: services.gate, planContext: ctx },
