@@ -27,6 +27,22 @@ function quotaLeftSoon(services: Services): Promise<number | null> {
   ]);
 }
 
+/** How long --wait rides out a Postgres it cannot reach before it gives up with the error. */
+const POSTGRES_GRACE_MS = 60_000;
+
+/** jobSnapshot, asked again every half second while Postgres fails, for up to `graceMs`. */
+async function snapshotWithin(services: Services, jobId: string, graceMs: number): Promise<JobSnapshot | null> {
+  const giveUpAt = Date.now() + graceMs;
+  for (;;) {
+    try {
+      return await jobSnapshot(services.pool, jobId);
+    } catch (error) {
+      if (Date.now() >= giveUpAt) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
+}
+
 export function toProgress(s: JobSnapshot, quota: number | null): ProgressSnapshot {
   return {
     jobId: s.id,
@@ -88,10 +104,19 @@ export async function waitForJob(
   await harvester.start();
   reporter.start();
   let final: JobSnapshot | null = null;
+  // A Postgres blip is not the job's end: the workers in this process retry what it broke, so the
+  // loop rides it out for POSTGRES_GRACE_MS (it exited 1, "failed", while the job ran on).
+  let failingSince: number | null = null;
   try {
     for (;;) {
-      final = await jobSnapshot(services.pool, jobId);
-      if (!final || ENDED.has(final.status) || interrupted) break;
+      try {
+        final = await jobSnapshot(services.pool, jobId);
+        failingSince = null;
+      } catch (error) {
+        failingSince ??= Date.now();
+        if (Date.now() - failingSince > POSTGRES_GRACE_MS) throw error;
+      }
+      if (interrupted || (failingSince === null && (!final || ENDED.has(final.status)))) break;
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, 250);
         wake = () => {
@@ -117,7 +142,7 @@ export async function waitForJob(
     stream.write(`stopped without Redis; job ${jobId} is ${last?.status ?? 'unknown'} and resumes from its last committed page on the next worker\n`);
     process.exit(WAIT_EXIT.interrupted);
   }
-  final = await jobSnapshot(services.pool, jobId);
+  final = await snapshotWithin(services, jobId, POSTGRES_GRACE_MS);
   if (!final) return WAIT_EXIT.failed;
   if (interrupted && !ENDED.has(final.status)) {
     stream.write(`interrupted; job ${jobId} is ${final.status} and resumes from its last committed page on the next worker\n`);
