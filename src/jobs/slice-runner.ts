@@ -14,7 +14,7 @@
  */
 import { hash, randomUUID } from 'node:crypto';
 import type { ApiClient } from '../api-client/index.ts';
-import { AppError, ErrorCode, InputError } from '../errors.ts';
+import { AppError, ErrorCode, InputError, isAppError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { AttemptRecord } from '../api-client/index.ts';
 import { commitPageAlone, type CommittedPage, type PageCommit } from '../store/commit-page.ts';
@@ -501,7 +501,10 @@ async function carryOut(decision: ErrorDecision, error: unknown, slice: SliceFor
       await endJob(deps.pool, slice.jobId, decision.note, SliceEndReason.BUDGET);
       return done;
     case 'retry-later':
-      log.warn({ err: error }, 'back to the queue shortly');
+      // This process stopping (Ctrl-C, SIGTERM) is no trouble: one quiet line, not a warning with a
+      // stack for each slice it was walking.
+      if (deps.signal.aborted && isAppError(error) && error.code === ErrorCode.ABORTED) log.debug('stopping: back to the queue');
+      else log.warn({ err: error }, 'back to the queue shortly');
       return { kind: 'stop', outcome: { kind: 'later', atMs: decision.atMs } };
     case 'rethrow':
       // Back to the queue with backoff; the final attempt marks the slice failed (failSlice).
