@@ -3,10 +3,11 @@
  * Postgres pool, Redis connection, queues, the shared limiter (gate) and the API client.
  * Unreachable Postgres or Redis fails here with one line saying which and how to start it.
  */
+import { Cluster } from 'ioredis';
 import { withoutSendBy, type Grant, type RequestGate } from '../api-client/gate.ts';
 import { ApiClient, type AttemptRecord } from '../api-client/index.ts';
 import { redisAddresses, requireApiKeys, type Config } from '../config.ts';
-import { AppError, ErrorCode, isAppError } from '../errors.ts';
+import { AppError, ConfigError, ErrorCode, isAppError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { createPool, describeTarget, retryIdempotentWrite, sqlState, SqlState, type Pool } from '../store/db.ts';
 import { DatabaseUnavailableError } from '../store/errors.ts';
@@ -80,6 +81,16 @@ async function checkRedis(redis: RedisConnection, url: string): Promise<void> {
       }
     })();
     throw new RedisUnavailableError(`cannot reach Redis at ${where}: ${redisHint}`, { cause: error });
+  }
+  // ioredis selects REDIS_URL's database on connect and, when the server refuses it (an index past
+  // its `databases`), goes on in database 0: another deployment's queues and limiter state.
+  const db = redis instanceof Cluster ? 0 : (redis.options.db ?? 0);
+  if (db > 0) {
+    try {
+      await redis.select(db);
+    } catch (error) {
+      throw new ConfigError(`REDIS_URL names database ${db}, which this Redis refuses (${error instanceof Error ? error.message : String(error)})`);
+    }
   }
 }
 

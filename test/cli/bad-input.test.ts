@@ -3,8 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCli } from '../helpers/cli.ts';
 import { describe, expect, it } from 'vitest';
-import { ADMIN_URL } from '../helpers/database.ts';
-import { useHarness } from '../helpers/harness.ts';
+import { deletePrefixKeysAt } from '../../src/jobs/redis-keys.ts';
+import { ADMIN_URL, createTestDatabase } from '../helpers/database.ts';
+import { REDIS_URL, useHarness } from '../helpers/harness.ts';
 
 const BAD: string[][] = [
   ['search'],
@@ -119,6 +120,20 @@ describe('query checks come before any service is opened', () => {
     const role = await runCli(['status'], { ...env, DATABASE_URL: at('/postgres', 'harvest_no_such_role') });
     expect(role.err).toMatch(/role "harvest_no_such_role" does not exist; check the user and password in DATABASE_URL$/m);
     for (const r of [missing, role]) expect(r.err).not.toMatch(/start it/);
+  });
+
+  it('a REDIS_URL database this Redis refuses is one line, not database 0 in silence', async () => {
+    const redis = new URL(REDIS_URL);
+    redis.pathname = '/99';
+    const db = await createTestDatabase();
+    // Its own prefix: the old code went on in database 0 and created its queues there.
+    const prefix = `htest_db99_${process.pid}`;
+    const run = await runCli(['status'], { DATABASE_URL: db.url, REDIS_URL: redis.toString(), HARVEST_REDIS_PREFIX: prefix }).finally(async () => {
+      await db.drop();
+      await deletePrefixKeysAt(REDIS_URL, prefix);
+    });
+    expect(run.code).toBe(1);
+    expect(run.err).toMatch(/^harvest: REDIS_URL names database 99, which this Redis refuses \(ERR DB index is out of range\)$/);
   });
 
   it('audit and export meet Postgres as every other command does: a missing database, one without harvest tables', async () => {
