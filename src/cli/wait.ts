@@ -68,7 +68,11 @@ export function describeEnd(s: JobSnapshot): string {
     case 'failed':
       return `job ${s.id} failed: ${s.errorMessage ?? 'unknown error'}${s.errorCode ? ` [${s.errorCode}]` : ''}`;
     case 'paused_quota':
-      return `job ${s.id} ${s.note ?? 'paused: quota (no key has quota left)'}; it resumes by itself when quota returns (keep a worker running)`;
+      // Quota unknown: the service did not answer the usage call (HARVEST_BASE_URL, the network,
+      // an outage), which quota returning would not mend.
+      return s.note?.startsWith('paused: quota unknown')
+        ? `job ${s.id} ${s.note}; it resumes by itself once the service answers (keep a worker running; check HARVEST_BASE_URL and the network)`
+        : `job ${s.id} ${s.note ?? 'paused: quota (no key has quota left)'}; it resumes by itself when quota returns (keep a worker running)`;
     case 'paused':
       return `job ${s.id} paused; \`harvest resume ${s.id}\` continues it`;
     case 'cancelled':

@@ -265,4 +265,12 @@ describe('describeEnd', () => {
     const end = describeEnd({ id: '7', status: 'completed', tweets: 9126, users: 2113, requests: 476, note: null } as unknown as JobSnapshot);
     expect(end).toBe('job 7 completed: 9,126 tweets, 2,113 users, 476 requests');
   });
+
+  it('a job parked because the service did not say its quota points at the service, not at quota', () => {
+    const note = 'paused: quota unknown (asking the service for it failed: connect ECONNREFUSED 127.0.0.1:18799; asking again at 2026-11-24T22:40:00.000Z)';
+    const unknown = describeEnd({ id: '9', status: 'paused_quota', note } as unknown as JobSnapshot);
+    expect(unknown).toBe(`job 9 ${note}; it resumes by itself once the service answers (keep a worker running; check HARVEST_BASE_URL and the network)`);
+    const spent = describeEnd({ id: '9', status: 'paused_quota', note: 'paused: quota (no key can grant until 2026-12-01T00:00:00.000Z)' } as unknown as JobSnapshot);
+    expect(spent).toMatch(/it resumes by itself when quota returns/);
+  });
 });
