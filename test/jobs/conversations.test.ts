@@ -25,6 +25,21 @@ async function sourceJob(h: Harness, ids: string[]): Promise<string> {
 
 const bulkRequests = (h: Harness) => h.sim.control.requestLog().filter((r) => r.path === '/v3/tweet-info-bulk').length;
 
+/** The conversation-parents walk of `source` alone, run to its end; answers the requests it spent. */
+async function walkParents(h: Harness, source: string): Promise<number> {
+  const jobId = await createJob(h.services.pool, { kind: 'conversations', params: { sourceJobId: source }, priority: 'backfill' });
+  const [sliceId] = await createSlices(h.services.pool, jobId, [{ kind: conversationParentsSlice.kind, params: { sourceJobId: source } }]);
+  await h.services.queues.enqueueSlice('backfill', { jobId, sliceId: sliceId! });
+  const before = bulkRequests(h);
+  expect((await h.runUntil(jobId)).status).toBe('completed');
+  return bulkRequests(h) - before;
+}
+
+/** `id` held only as a v2 embedded copy (a quote's): text, time and counts, not what it replies to. */
+async function storeEmbeddedCopy(h: Harness, id: string, text: string): Promise<void> {
+  await h.services.pool.query("INSERT INTO tweets (id, full_text, created_at, source, raw) VALUES ($1, $2, now(), 'v2-embedded', '{}')", [id, text]);
+}
+
 describe('conversations', () => {
   const h = useHarness();
 
@@ -62,12 +77,8 @@ describe('conversations', () => {
   it('the parents walk alone climbs one level a request, planning each from Postgres, and stops at the root', async () => {
     const t = addThread(h);
     const source = await sourceJob(h, [t.leaf]);
-    const jobId = await createJob(h.services.pool, { kind: 'conversations', params: { sourceJobId: source }, priority: 'backfill' });
-    const [sliceId] = await createSlices(h.services.pool, jobId, [{ kind: conversationParentsSlice.kind, params: { sourceJobId: source } }]);
-    await h.services.queues.enqueueSlice('backfill', { jobId, sliceId: sliceId! });
-    const before = bulkRequests(h);
-    expect((await h.runUntil(jobId)).status).toBe('completed');
-    expect(bulkRequests(h) - before).toBe(3); // p2, then p1, then the root, which replies to nothing
+    const spent = await walkParents(h, source);
+    expect(spent).toBe(3); // p2, then p1, then the root, which replies to nothing
     const { rows } = await h.services.pool.query<{ path: string[] }>('SELECT path FROM threads WHERE tweet_id = $1::bigint', [t.leaf]);
     expect(rows).toEqual([{ path: [t.root, t.p1, t.p2, t.leaf] }]);
   });
@@ -86,20 +97,13 @@ describe('conversations', () => {
     const t = addThread(h);
     const source = await sourceJob(h, [t.leaf]);
     // p2 as a v2 tweet embeds it when quoting: text, time and counts, not what it replies to.
-    await h.services.pool.query(
-      "INSERT INTO tweets (id, full_text, created_at, source, raw) VALUES ($1, 'second reply', now(), 'v2-embedded', '{}')",
-      [t.p2],
-    );
+    await storeEmbeddedCopy(h, t.p2, 'second reply');
     const root = async () =>
       (await h.services.pool.query<{ root_id: string; root_complete: boolean }>('SELECT root_id::text, root_complete FROM threads WHERE tweet_id = $1::bigint', [t.leaf])).rows;
     expect(await root()).toEqual([{ root_id: t.p2, root_complete: false }]);
 
-    const jobId = await createJob(h.services.pool, { kind: 'conversations', params: { sourceJobId: source }, priority: 'backfill' });
-    const [sliceId] = await createSlices(h.services.pool, jobId, [{ kind: conversationParentsSlice.kind, params: { sourceJobId: source } }]);
-    await h.services.queues.enqueueSlice('backfill', { jobId, sliceId: sliceId! });
-    const before = bulkRequests(h);
-    expect((await h.runUntil(jobId)).status).toBe('completed');
-    expect(bulkRequests(h) - before).toBe(3); // p2 in full, then p1, then the root
+    const spent = await walkParents(h, source);
+    expect(spent).toBe(3); // p2 in full, then p1, then the root
     expect(await root()).toEqual([{ root_id: t.root, root_complete: true }]);
   });
 
@@ -107,16 +111,9 @@ describe('conversations', () => {
     const t = addThread(h);
     const source = await sourceJob(h, [t.leaf]);
     // p1, two levels up, known only as an embedded copy: the page that brings p2 must go on to it.
-    await h.services.pool.query(
-      "INSERT INTO tweets (id, full_text, created_at, source, raw) VALUES ($1, 'first reply', now(), 'v2-embedded', '{}')",
-      [t.p1],
-    );
-    const jobId = await createJob(h.services.pool, { kind: 'conversations', params: { sourceJobId: source }, priority: 'backfill' });
-    const [sliceId] = await createSlices(h.services.pool, jobId, [{ kind: conversationParentsSlice.kind, params: { sourceJobId: source } }]);
-    await h.services.queues.enqueueSlice('backfill', { jobId, sliceId: sliceId! });
-    const before = bulkRequests(h);
-    expect((await h.runUntil(jobId)).status).toBe('completed');
-    expect(bulkRequests(h) - before).toBe(3); // p2, p1 in full, then the root
+    await storeEmbeddedCopy(h, t.p1, 'first reply');
+    const spent = await walkParents(h, source);
+    expect(spent).toBe(3); // p2, p1 in full, then the root
     const { rows } = await h.services.pool.query('SELECT root_id::text, root_complete FROM threads WHERE tweet_id = $1::bigint', [t.leaf]);
     expect(rows).toEqual([{ root_id: t.root, root_complete: true }]);
   });
