@@ -74,7 +74,15 @@ interface Span {
   hi: number;
 }
 
-const isRanged = (s: AuditSliceRow): boolean => typeof s.params.untilMs === 'number' && s.params.pass === undefined;
+/**
+ * A walk whose coverage its oldest tweet tells: newest first over a time range. A popular-order
+ * search reads its range by engagement, so its first page already spans it (its oldest tweet sits
+ * near the start): stopped early, it covered nothing that can be told. It is judged as a listing
+ * (by its latest run; a repair walks it again from its first page, the pages the stopped run read
+ * not counted stale), where counting it covered down to its oldest tweet called a budget-stopped
+ * job complete with a third of its tweets never read.
+ */
+const isRanged = (s: AuditSliceRow): boolean => typeof s.params.untilMs === 'number' && s.params.pass === undefined && s.params.order !== 'popular';
 
 function reasonOf(s: AuditSliceRow): string | null {
   if (s.status === 'pending' || s.status === 'running') return 'still walking';
