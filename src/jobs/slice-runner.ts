@@ -113,6 +113,8 @@ export async function runSlice(sliceId: string, deps: SliceRunnerDeps): Promise<
   if (!(await markSliceRunning(deps.pool, found.id, found.jobId, lease))) return { kind: 'done' };
   let slice = await loadSliceForRun(deps.pool, sliceId);
   if (!slice || slice.lease !== lease || slice.status !== SliceStatus.RUNNING) return { kind: 'done' };
+  // The job's --max-tweets stop as a test of a tweet count (null: the job has none), read once a walk.
+  const jobStopAt = jobStopTest(slice);
   const ctx: SliceContext = {
     client: deps.client,
     call: { priority: slice.priority, jobId: slice.jobId, signal: deps.signal },
@@ -164,7 +166,16 @@ export async function runSlice(sliceId: string, deps: SliceRunnerDeps): Promise<
       // Only while the walk goes on even if this page brings nothing new: one more stale page
       // would end it (maxStalePages), and a page fetched ahead then is a request spent for nothing.
       // And only while the slice is walking: a page committed onto a paused slice fetches nothing more.
-      if (plan.next !== null && handler.fetchAhead === true && slice.status === SliceStatus.RUNNING && slice.stalePages + 1 < maxStale && !deps.signal.aborted) {
+      // Nor when this page may bring the job to its --max-tweets (the job's count at the last commit
+      // plus every tweet of the page): the page fetched ahead of that stop was paid for and dropped.
+      if (
+        plan.next !== null &&
+        handler.fetchAhead === true &&
+        slice.status === SliceStatus.RUNNING &&
+        slice.stalePages + 1 < maxStale &&
+        !deps.signal.aborted &&
+        (jobStopAt === null || !jobStopAt(slice.job.tweets + page.tweets.length))
+      ) {
         ahead = fetchAhead(handler, params, plan.next, ctx);
       }
       const step = await commitAndDecide(slice, lease, page, verdict, plan, attempts, deps, log, ahead?.fetched ?? null);
@@ -429,6 +440,15 @@ async function commitAndDecide(
     if (reread) return { kind: 'next', slice: reread };
   }
   return { kind: 'next', slice: walked };
+}
+
+/** Whether the job stops at a tweet count (its kind's stopAt with the job's params), or null. */
+function jobStopTest(slice: SliceForRun): ((tweets: number) => boolean) | null {
+  const kind = jobKindOf(slice);
+  if (!kind.stopAt) return null;
+  const params = kind.params.parse(slice.job.params);
+  const stopAt = kind.stopAt;
+  return (tweets) => stopAt(params, { tweets }) !== null;
 }
 
 function jobKindOf(slice: SliceForRun) {

@@ -129,12 +129,30 @@ describe('walks that fetch ahead of their commits', () => {
     expect(await recorded(jobId)).toEqual({ logged: 5, spent: 5 });
   });
 
-  it('a commit that ends the job (--max-tweets) drops the page fetched ahead and records its request once', { timeout: 20_000 }, async () => {
-    const { jobId, sliceId } = await searchJob({ maxTweets: 1 });
+  it('a page that may reach --max-tweets fetches nothing ahead: the walk that stops there spends one request', { timeout: 20_000 }, async () => {
+    const { jobId, sliceId } = await searchJob({ maxTweets: 20 });
     const start = served();
-    const { seen, commit } = watchingCommit(2000, () => start);
+    const { seen, commit } = watchingCommit(500, () => start);
     expect(await runSlice(sliceId, runnerDeps(h.services, { commit }))).toEqual({ kind: 'done' });
-    // The first page reached the mark; the second had been fetched while it committed.
+    expect(seen).toEqual([expect.objectContaining({ waitsFor: false })]);
+    expect(served() - start).toBe(1);
+    expect(await recorded(jobId)).toEqual({ logged: 1, spent: 1 });
+    const { rows } = await h.services.pool.query<{ status: string; note: string | null }>('SELECT status, note FROM jobs WHERE id = $1::bigint', [jobId]);
+    expect(rows[0]).toMatchObject({ status: 'completed', note: expect.stringMatching(/max-tweets 20/) });
+  });
+
+  it('a commit that ends the job (--max-tweets, reached by other slices meanwhile) drops the page fetched ahead and records its request once', { timeout: 20_000 }, async () => {
+    const { jobId, sliceId } = await searchJob({ maxTweets: 50 });
+    const start = served();
+    const watching = watchingCommit(2000, () => start);
+    const seen = watching.seen;
+    // While the first page commits, the job's other slices (simulated) bring it past the mark.
+    const commit: NonNullable<SliceRunnerDeps['commit']> = async (page, options) => {
+      if (seen.length === 0) await h.services.pool.query('UPDATE jobs SET tweets = tweets + 100 WHERE id = $1::bigint', [jobId]);
+      return watching.commit(page, options);
+    };
+    expect(await runSlice(sliceId, runnerDeps(h.services, { commit }))).toEqual({ kind: 'done' });
+    // The first page's commit found the mark reached; the second had been fetched while it committed.
     expect(seen).toHaveLength(1);
     expect(seen[0]!.servedAtResolve).toBe(2);
     expect(served() - start).toBe(2);
@@ -142,7 +160,7 @@ describe('walks that fetch ahead of their commits', () => {
     expect(await getSlice(h.services.pool, sliceId)).toMatchObject({ pages: 1, cursor: seen[0]!.nextCursor });
     const { rows } = await h.services.pool.query<{ status: string; note: string | null }>('SELECT status, note FROM jobs WHERE id = $1::bigint', [jobId]);
     expect(rows[0]!.status).toBe('completed');
-    expect(rows[0]!.note).toMatch(/max-tweets 1/);
+    expect(rows[0]!.note).toMatch(/max-tweets 50/);
   });
 
   it('a pause that lands while a page commits: the page fetched ahead (sent, paid) is committed too, onto the paused slice', { timeout: 20_000 }, async () => {
