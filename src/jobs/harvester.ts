@@ -43,6 +43,14 @@ export interface HarvesterOptions {
 }
 
 export const DEFAULT_RECONCILE_MS = 30_000;
+/** How often a worker asks whether a key's quota needs asking the service again (SYNC_DUE_LUA). */
+export const DEFAULT_QUOTA_SYNC_MS = 10 * 60_000;
+/**
+ * A key nothing was granted on since its last sync is asked again only after this long: harvest's
+ * count of what is left is exact while it alone uses the key; this catches use elsewhere and a new
+ * billing period (~30 requests a month a key, where every 10 minutes was 4,320 each process).
+ */
+export const QUOTA_IDLE_SYNC_MS = 24 * 3_600_000;
 /** After a loss, how long a recovery waits for the runs that started before it to end, at most. */
 const DRAIN_CAP_MS = 30_000;
 
@@ -96,7 +104,7 @@ export class Harvester {
     const restored = await this.#reconcile();
     s.logger.info(restored, 'reconciled the queue with Postgres');
     // Seed each key's quota before the first grant (one request per key); a failure only logs.
-    if (s.config.apiKeys.length > 0) await this.syncQuota().catch((e: unknown) => s.logger.warn({ err: e }, 'quota sync failed'));
+    if (s.config.apiKeys.length > 0) await this.syncQuota({ ifDue: true }).catch((e: unknown) => s.logger.warn({ err: e }, 'quota sync failed'));
     // Pages of this process that are ready together commit in one transaction (group commit); a
     // page whose walk already fetches the next one may wait for company (GATHER_MS).
     const committer = new GroupCommitter(s.pool, { gatherMs: GATHER_MS });
@@ -157,13 +165,23 @@ export class Harvester {
     this.#notify = new NotifyLoop({ pool: s.pool, logger: s.logger, targets: s.config.notifyUrls, stalledAfterMs: s.config.stalledAfterMs, rateWaits: s.rateWaits });
     this.#notify.start();
     every(this.#options.reconcileMs ?? DEFAULT_RECONCILE_MS, () => this.#periodicReconcile());
-    if (s.config.apiKeys.length > 0) every(this.#options.quotaSyncMs ?? 10 * 60_000, () => this.syncQuota());
+    if (s.config.apiKeys.length > 0) every(this.#quotaSyncMs, () => this.syncQuota({ ifDue: true }));
   }
 
-  /** Seeds / refreshes each key's remaining quota from /v3/key-usage-info (one gated request per key). */
-  async syncQuota(): Promise<QuotaSyncResult[]> {
+  get #quotaSyncMs(): number {
+    return this.#options.quotaSyncMs ?? DEFAULT_QUOTA_SYNC_MS;
+  }
+
+  /**
+   * Seeds / refreshes each key's remaining quota from /v3/key-usage-info (one gated request per
+   * key, each costing a request of quota). `ifDue`: only keys no process synced within the sync
+   * interval and, unless something was granted on them since, within QUOTA_IDLE_SYNC_MS (the
+   * start-up and periodic syncs; `harvest quota` asks for every key).
+   */
+  async syncQuota(options: { ifDue?: boolean } = {}): Promise<QuotaSyncResult[]> {
     const s = this.#services;
-    const results = await s.gate.syncQuota(usageSource(s.client, s.gate));
+    const ifDue = options.ifDue ? { intervalMs: this.#quotaSyncMs * 0.9, idleMs: QUOTA_IDLE_SYNC_MS } : undefined;
+    const results = await s.gate.syncQuota(usageSource(s.client, s.gate), ifDue ? { ifDue } : {});
     for (const r of results) {
       if (r.error === null) s.logger.info({ fingerprint: r.fingerprint, remaining: r.remaining }, 'quota synced');
       // What the worker learned of the key, and a quota.low event when it crossed 20% or 10%.

@@ -25,6 +25,7 @@ async function rejection(promise: Promise<unknown>): Promise<unknown> {
 }
 
 const DEFAULT_RECHECK = 10 * 60_000;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('RedisGate quota', () => {
   it('decrements the quota per grant and throws QuotaExhaustedError once it is spent', async () => {
@@ -108,6 +109,39 @@ describe('RedisGate quota', () => {
     await gate.report(grant, { status: 403 });
     const error = await rejection(gate.acquire({ priority: 'watch' }));
     expect((error as QuotaExhaustedError).retryAt?.getTime()).toBe(validUntil.getTime());
+  });
+
+  it('a sync if due asks the service once an interval whoever asks, not for an idle key, and always for an unknown or spent quota', async () => {
+    const gate = gateWith();
+    let asked = 0;
+    const usage = async () => {
+      asked++;
+      return { remaining: 100, validUntil: null };
+    };
+    const ifDue = { intervalMs: 300, idleMs: 1500 };
+    await gate.syncQuota(usage, { ifDue });
+    expect(asked).toBe(1); // unknown: asked
+    // Another process (another gate on the same keys) within the interval: not asked again.
+    await gateWith().syncQuota(usage, { ifDue });
+    expect(asked).toBe(1);
+    await sleep(400);
+    // Past the interval, but nothing granted since the last sync (its own grant aside): idle.
+    await gate.syncQuota(usage, { ifDue });
+    expect(asked).toBe(1);
+    // A grant since: asked.
+    await gate.acquire();
+    await gate.syncQuota(usage, { ifDue });
+    expect(asked).toBe(2);
+    // Idle past idleMs: asked again (use elsewhere, a new billing period).
+    await sleep(1600);
+    await gate.syncQuota(usage, { ifDue });
+    expect(asked).toBe(3);
+    // A spent quota is asked for at once (a top-up shows at the next start); without ifDue, always.
+    await gate.setQuota(ONE!.fingerprint, 0);
+    await gate.syncQuota(usage, { ifDue });
+    expect(asked).toBe(4);
+    await gate.syncQuota(usage);
+    expect(asked).toBe(5);
   });
 
   it('a sync whose key state was lost while the usage call was out does not add the lost grant history to the quota', async () => {

@@ -10,7 +10,8 @@
  * key's requests, not ours, so two deployments using one key must share its rate):
  *   {<ns>}:key:<fp>   hash: tat (next free slot, GCRA), coolUntil (429), strikes (consecutive
  *                     429s), parkedUntil + reason (403/402/exhausted → 'quota'), disabled + reason
- *                     'auth' (401), validUntil (from the usage call), granted, rateLimited
+ *                     'auth' (401), validUntil (from the usage call), granted, rateLimited,
+ *                     syncedAt + grantedAtSync (the last usage call: SYNC_DUE_LUA)
  *   {<ns>}:quota:<fp> remaining quota units; absent = unknown (synced before backfills use it)
  * Per deployment (<prefix>:{<ns>}): watch-waiting (zset waiter → expiry), budget:<jobId>
  * (remaining), epoch (written by reconcile: its absence means Redis lost the schedule).
@@ -279,6 +280,8 @@ local left = math.floor(tonumber(ARGV[1]) - since)
 if left < 0 then left = 0 end
 redis.call('SET', KEYS[2], tostring(left), 'PX', ARGV[5])
 redis.call('PEXPIRE', KEYS[1], ARGV[5])
+-- When, and at which grant count, the key was last synced (by any process): SYNC_DUE_LUA.
+redis.call('HSET', KEYS[1], 'syncedAt', fmt(now), 'grantedAtSync', fmt(granted))
 local vu = tonumber(ARGV[3])
 if vu then redis.call('HSET', KEYS[1], 'validUntil', fmt(vu)) else redis.call('HDEL', KEYS[1], 'validUntil') end
 if left <= 0 then
@@ -289,6 +292,28 @@ elseif redis.call('HGET', KEYS[1], 'reason') == 'quota' then
   redis.call('HDEL', KEYS[1], 'parkedUntil', 'reason')
 end
 return left
+`;
+
+/**
+ * Whether the periodic quota sync should ask the service for this key now (every call costs a
+ * request of quota, the usage call too). Not when any process synced it within `interval`, nor
+ * when no grant went out on it since its last sync (harvest's count of what is left is exact)
+ * and that sync is younger than `idle`: an idle worker asked every 10 minutes for each key, 4,320
+ * requests a month of a 10,000 plan, and each process on its own. Always when the quota is
+ * unknown or spent (a top-up shows at the next start). KEYS: state hash, quota. ARGV: interval
+ * µs, idle µs. Reply: 1 due, 0 not.
+ */
+export const SYNC_DUE_LUA = `${PRELUDE}
+local q = tonumber(redis.call('GET', KEYS[2]) or '')
+if not q or q <= 0 then return 1 end
+local h = redis.call('HMGET', KEYS[1], 'syncedAt', 'granted', 'grantedAtSync')
+local at = tonumber(h[1] or '')
+if not at then return 1 end
+local age = now - at
+if age < tonumber(ARGV[1]) then return 0 end
+local granted = tonumber(h[2] or '') or 0
+if tonumber(h[3] or '') == granted and age < tonumber(ARGV[2]) then return 0 end
+return 1
 `;
 
 /**

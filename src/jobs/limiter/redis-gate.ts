@@ -192,9 +192,18 @@ export class RedisGate implements RequestGate {
    * passes the gate like every request). Parked and disabled keys are skipped; their park ends in
    * a recheck anyway.
    */
-  async syncQuota(fetchUsage: FetchUsage = this.#requireUsageSource()): Promise<QuotaSyncResult[]> {
+  /**
+   * Asks the service for each key's quota (a gated request each). With `ifDue`, only the keys
+   * SYNC_DUE_LUA says are due: the periodic and start-up syncs of every process share one sync a
+   * key per `intervalMs`, and skip a key nothing was granted on since for up to `idleMs`.
+   */
+  async syncQuota(fetchUsage: FetchUsage = this.#requireUsageSource(), options: { ifDue?: { intervalMs: number; idleMs: number } } = {}): Promise<QuotaSyncResult[]> {
     const results: QuotaSyncResult[] = [];
-    for (const names of this.#names) results.push(await this.#syncKey(names, fetchUsage));
+    const due = options.ifDue;
+    for (const names of this.#names) {
+      if (due && !(await this.#scripts.syncDue(names, due.intervalMs, due.idleMs))) continue;
+      results.push(await this.#syncKey(names, fetchUsage));
+    }
     return results;
   }
 

@@ -4,7 +4,7 @@
  */
 import type { RedisConnection } from '../redis-keys.ts';
 import type { KeyRedisNames } from './key-layout.ts';
-import { ACQUIRE_LUA, ADMIN_LUA, GIVE_BACK_LUA, REPORT_LUA, SYNC_QUOTA_LUA } from './lua.ts';
+import { ACQUIRE_LUA, ADMIN_LUA, GIVE_BACK_LUA, REPORT_LUA, SYNC_DUE_LUA, SYNC_QUOTA_LUA } from './lua.ts';
 
 type ScriptFn = (numKeys: number, ...args: string[]) => Promise<unknown>;
 
@@ -12,6 +12,7 @@ const NAMES = {
   acquire: 'harvestLimiterAcquire',
   report: 'harvestLimiterReport',
   syncQuota: 'harvestLimiterSyncQuota',
+  syncDue: 'harvestLimiterSyncDue',
   admin: 'harvestLimiterAdmin',
   giveBack: 'harvestLimiterGiveBack',
 } as const;
@@ -20,6 +21,7 @@ const SOURCES: Record<keyof typeof NAMES, string> = {
   acquire: ACQUIRE_LUA,
   report: REPORT_LUA,
   syncQuota: SYNC_QUOTA_LUA,
+  syncDue: SYNC_DUE_LUA,
   admin: ADMIN_LUA,
   giveBack: GIVE_BACK_LUA,
 };
@@ -88,6 +90,8 @@ export interface LimiterScripts {
     recheckMs: number,
     stateTtlMs: number,
   ): Promise<number>;
+  /** Whether the periodic sync asks the service for this key now (SYNC_DUE_LUA). */
+  syncDue(key: KeyRedisNames, intervalMs: number, idleMs: number): Promise<boolean>;
   /** Returns an unused grant's quota unit, and its job's budget unit when `budget` names one. */
   giveBack(key: KeyRedisNames, budget: string | null): Promise<void>;
   unpark(key: KeyRedisNames): Promise<void>;
@@ -156,6 +160,7 @@ export function defineLimiterScripts(redis: RedisConnection): LimiterScripts {
   const acquire = commandOf(redis, NAMES.acquire);
   const report = commandOf(redis, NAMES.report);
   const syncQuota = commandOf(redis, NAMES.syncQuota);
+  const syncDue = commandOf(redis, NAMES.syncDue);
   const admin = commandOf(redis, NAMES.admin);
   const giveBack = commandOf(redis, NAMES.giveBack);
 
@@ -204,6 +209,9 @@ export function defineLimiterScripts(redis: RedisConnection): LimiterScripts {
         String(Math.ceil(stateTtlMs)),
       );
       return num(raw);
+    },
+    async syncDue(key, intervalMs, idleMs) {
+      return num(await syncDue(2, key.state, key.quota, us(intervalMs), us(idleMs))) === 1;
     },
     async giveBack(key, budget) {
       // A name derived from the quota's keeps the hash slot when there is no budget (see acquire).
