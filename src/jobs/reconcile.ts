@@ -1,7 +1,8 @@
 /**
  * Postgres is the record, Redis the schedule: this puts back into Redis everything Postgres says
  * should be runnable (budgets, slices, watch schedulers). Safe to run at any time and from any
- * number of processes: budgets are only set where Redis has none, a slice is queued only when no
+ * number of processes: a budget is set where Redis has none or holds more than Postgres says is
+ * left (a Redis restored from an older snapshot), never raised; a slice is queued only when no
  * BullMQ job holds it (active, waiting or delayed), and a scheduler only when it is missing (an
  * upsert of a live one would move its next tick).
  *

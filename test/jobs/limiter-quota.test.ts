@@ -91,6 +91,21 @@ describe('RedisGate quota', () => {
     await gate.acquire({ jobId: 'other-job' });
   });
 
+  it('a budget Redis restored from an older snapshot is lowered to what Postgres says is left, never raised', async () => {
+    const gate = gateWith();
+    await gate.setBudget('job-9', 10);
+    for (let i = 0; i < 8; i++) await gate.acquire({ jobId: 'job-9' });
+    expect(await gate.budgetRemaining('job-9')).toBe(2);
+    // Redis comes back from a snapshot taken before those 8 grants (the epoch survives with it).
+    await limiter.redis.set(limiterLayout(limiter.prefix, limiter.prefix).budget('job-9'), '10');
+    // What a reconcile passes: max_requests − requests_spent from Postgres.
+    expect(await gate.setBudget('job-9', 2)).toBe(2);
+    expect(await gate.setBudget('job-9', 5)).toBe(2);
+    await gate.acquire({ jobId: 'job-9' });
+    await gate.acquire({ jobId: 'job-9' });
+    expect(await rejection(gate.acquire({ jobId: 'job-9' }))).toBeInstanceOf(BudgetExhaustedError);
+  });
+
   it('seeds the quota from a usage call made through the gate, minus grants issued meanwhile', async () => {
     const gate = gateWith({ recheckMs: 7_200_000 });
     expect((await gate.keyStates())[0]?.remaining).toBeNull();

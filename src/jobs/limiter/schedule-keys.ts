@@ -1,10 +1,18 @@
 /**
  * The deployment's share of the limiter: job budgets and the reconcile epoch. These are schedule
  * (Postgres holds the record; reconcile writes them back after a loss), read and written with
- * single-key commands; only the acquire script spends a budget or checks the epoch.
+ * single-key commands (a budget's lowering is a one-key script); only the acquire script spends a
+ * budget or checks the epoch.
  */
 import type { RedisConnection } from '../redis-keys.ts';
 import type { LimiterLayout } from './key-layout.ts';
+
+/** KEYS: budget. ARGV: value. Sets it when absent or above the value. */
+const SET_BUDGET_AT_MOST_LUA = `
+local current = tonumber(redis.call('GET', KEYS[1]) or '')
+if current == nil or current > tonumber(ARGV[1]) then redis.call('SET', KEYS[1], ARGV[1]) end
+return 1
+`;
 
 export class ScheduleKeys {
   readonly #redis: RedisConnection;
@@ -15,12 +23,19 @@ export class ScheduleKeys {
     this.#layout = layout;
   }
 
-  /** Keeps an existing budget (a re-run of a stalled job must not refill it) unless `replace`. */
+  /**
+   * Never raises an existing budget (a re-run of a stalled job must not refill it) unless
+   * `replace`, but lowers one above `maxRequests`: a reconcile passes what Postgres says is left
+   * (max_requests − requests_spent), and Redis restored from a snapshot older than its last grants
+   * (AOF everysec, RDB, an async replica) kept the larger, stale budget: a job of --max-requests 10
+   * that had spent 8 got 10 more. Postgres lags Redis by the grants in flight, so the lower of the
+   * two is right either way (one atomic script).
+   */
   async setBudget(jobId: string, maxRequests: number, replace: boolean): Promise<number> {
     const key = this.#layout.budget(jobId);
     const value = String(Math.max(0, Math.floor(maxRequests)));
     if (replace) await this.#redis.set(key, value);
-    else await this.#redis.set(key, value, 'NX');
+    else await this.#redis.eval(SET_BUDGET_AT_MOST_LUA, 1, key, value);
     return (await this.budgetRemaining(jobId)) ?? 0;
   }
 
