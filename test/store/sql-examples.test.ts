@@ -72,7 +72,7 @@ describe('docs/sql.md examples', () => {
 });
 
 describe('docs/sql.md example 9 (who left a list)', () => {
-  it('flags only the members the latest complete crawl did not see, whatever the clocks that stamped its pages', async () => {
+  it('flags only the members the latest complete crawl and the crawls after it did not see, whatever the clocks that stamped its pages', async () => {
     const sql = examples.find((e) => e.title.startsWith('9.'))!.sql;
     const list = '1500000000000000001';
     const leftOf = async () =>
@@ -83,7 +83,7 @@ describe('docs/sql.md example 9 (who left a list)', () => {
     // behind: the stamps it wrote are older than the job's creation, and change nothing.
     const jobId = await createJob(db.pool, { kind: 'list', params: { listId: list } });
     const [sliceId] = await createSlices(db.pool, jobId, [{ kind: 'list-members', params: { listId: list } }]);
-    await db.pool.query(`UPDATE job_slices SET status = 'done', end_reason = 'end' WHERE id = $1::bigint`, [sliceId]);
+    await db.pool.query(`UPDATE job_slices SET status = 'done', end_reason = 'end', items = 2 WHERE id = $1::bigint`, [sliceId]);
     await db.pool.query(
       `INSERT INTO list_members (list_id, user_id, first_seen_at, last_seen_at) VALUES ($1::bigint, 1700000000000000003, now(), now() - interval '1 hour')`,
       [list],
@@ -95,6 +95,19 @@ describe('docs/sql.md example 9 (who left a list)', () => {
       [jobId],
     );
     expect(await leftOf()).toEqual({ '1700000000000000001': false, '1700000000000000002': true, '1700000000000000003': false });
+
+    // A later crawl the service answered empty (what its outages look like) is not complete: it
+    // does not call everyone gone.
+    const empty = await createJob(db.pool, { kind: 'list', params: { listId: list } });
+    const [emptySlice] = await createSlices(db.pool, empty, [{ kind: 'list-members', params: { listId: list } }]);
+    await db.pool.query(`UPDATE job_slices SET status = 'done', end_reason = 'end', items = 0 WHERE id = $1::bigint`, [emptySlice]);
+    expect(await leftOf()).toEqual({ '1700000000000000001': false, '1700000000000000002': true, '1700000000000000003': false });
+    // A later crawl stopped early that saw bob: bob is back, whatever it did not reach.
+    const partial = await createJob(db.pool, { kind: 'list', params: { listId: list } });
+    const [partialSlice] = await createSlices(db.pool, partial, [{ kind: 'list-members', params: { listId: list } }]);
+    await db.pool.query(`UPDATE job_slices SET status = 'failed', items = 1 WHERE id = $1::bigint`, [partialSlice]);
+    await db.pool.query(`INSERT INTO job_users (job_id, user_id, role) VALUES ($1::bigint, 1700000000000000002, 'list_member')`, [partial]);
+    expect(await leftOf()).toEqual({ '1700000000000000001': false, '1700000000000000002': false, '1700000000000000003': false });
   });
 });
 
