@@ -30,6 +30,12 @@ export interface RetryPolicy {
   maxAttemptsRateLimited: number;
   /** Attempts in all when every answer is 5xx or a transport failure (default 4). */
   maxAttemptsTransient: number;
+  /**
+   * Attempts in all, whatever mix of 429s and 5xx/transport failures (default 6): the two bounds
+   * above count apart, and a service answering 429 five times and then 500s took 11 requests for
+   * a page bounded at 6.
+   */
+  maxAttempts: number;
   /** Wait after a 5xx/transport failure: uniformly between min and max ms (default 1000–2000). */
   transientDelayMinMs: number;
   transientDelayMaxMs: number;
@@ -40,6 +46,7 @@ export interface RetryPolicy {
 export const DEFAULT_RETRY_POLICY: RetryPolicy = {
   maxAttemptsRateLimited: 6,
   maxAttemptsTransient: 4,
+  maxAttempts: 6,
   transientDelayMinMs: 1000,
   transientDelayMaxMs: 2000,
   rateLimitJitterMs: 50,
@@ -132,6 +139,7 @@ export async function withRetry<T>(
         await deps.gate.giveBack(grant, jobOf(deps.acquire));
       }
       if (!isRetryable(error)) throw error;
+      if (rateLimited + transient + 1 >= policy.maxAttempts) throw error;
       if (error instanceof RateLimitedError) {
         rateLimited++;
         if (rateLimited >= policy.maxAttemptsRateLimited) throw error;

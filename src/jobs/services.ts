@@ -215,7 +215,7 @@ export async function openServices(config: Config, logger: Logger, options: Open
     // 300-800 ms (issue 13: three keys reached 0.87, ten keys 0.29 of the rate).
     connections: Math.max(32, parallelismCap(config.apiKeys.length * config.ratePerKey)),
     // The one retry layer: a page's 5xx/time-outs are retried here, up to the page's request bound.
-    retry: { maxAttemptsTransient: config.maxAttemptsPerPage, maxAttemptsRateLimited: config.maxAttemptsPerPage },
+    retry: { maxAttemptsTransient: config.maxAttemptsPerPage, maxAttemptsRateLimited: config.maxAttemptsPerPage, maxAttempts: config.maxAttemptsPerPage },
     logger,
     onAttempt: (a, collected) => {
       options.onAttempt?.(a);

@@ -136,13 +136,17 @@ export async function runSlice(sliceId: string, deps: SliceRunnerDeps): Promise<
   // commit may wait to share its transaction with other pages (GroupCommitter's gatherMs).
   let ahead: Ahead | null = null;
   const maxStale = deps.maxStalePages ?? DEFAULT_MAX_STALE_PAGES;
+  const maxTriesPerPage = deps.maxAttemptsPerPage ?? DEFAULT_MAX_ATTEMPTS_PER_PAGE;
   try {
     for (;;) {
       // Shutdown: a page already fetched ahead is committed first (its request was spent).
       if (ahead === null && deps.signal.aborted) return { kind: 'later', atMs: Date.now() };
       const params = handler.params.parse(slice.params);
       const cursor = slice.cursor;
-      const fetched = await (ahead?.fetched ?? fetchPageOf(handler, params, cursor, ctx));
+      // A page fetched again (a broken body, a failed try) gets only the tries it has left: the
+      // bound is the page's, not each fetch's.
+      const pageCtx = pageRequests === 0 ? ctx : { ...ctx, call: { ...ctx.call, retryPolicy: { maxAttempts: Math.max(1, maxTriesPerPage - pageRequests) } } };
+      const fetched = await (ahead?.fetched ?? fetchPageOf(handler, params, cursor, pageCtx));
       ahead = null;
       if (!fetched.ok) {
         // Tries that never left the process count too: an unreachable service fails the slice

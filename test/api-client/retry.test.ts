@@ -96,6 +96,19 @@ describe('withRetry', () => {
     expect(n).toBe(2);
   });
 
+  it('maxAttempts bounds the attempts whatever the mix of 429s and 5xx (the two bounds counted apart: 11 for a page of 6)', async () => {
+    const gate = recordingGate('key-a');
+    let n = 0;
+    const policy = { ...fast, maxAttemptsRateLimited: 6, maxAttemptsTransient: 6, maxAttempts: 6 };
+    const error = await withRetry({ gate, policy, now: () => 999 }, () => {
+      n++;
+      return Promise.reject(n <= 5 ? new RateLimitedError({ ...ctx, status: 429 }) : new TransientError({ ...ctx, status: 500 }));
+    }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TransientError);
+    expect(n).toBe(6);
+    expect(gate.acquired).toHaveLength(6);
+  });
+
   it('honours an AbortSignal during the wait', async () => {
     const gate = recordingGate('key-a');
     const controller = new AbortController();

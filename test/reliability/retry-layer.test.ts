@@ -8,6 +8,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Harvester } from '../../src/jobs/harvester.ts';
 import { jobSnapshot, type JobSnapshot } from '../../src/store/job-status.ts';
+import { startRawServer, type RawServer } from '../api-client/helpers.ts';
 import { startHarness, type Harness } from '../helpers/harness.ts';
 import { corruptingProxy, freePort, sleep, waitForJob, type CorruptingProxy } from './support.ts';
 
@@ -172,5 +173,40 @@ describe('a service that cannot be reached while the quota is unknown', () => {
     );
     expect(rows.map((r) => r.text)).toEqual([`harvest: job ${jobId} (search) ${parked.note}`]);
     expect(parked.note).not.toContain(h.config.apiKeys[0]!.key);
+  });
+});
+
+describe("a page's tries, across its fetches", () => {
+  let h: Harness;
+  let harvester: Harvester | null = null;
+  let server: RawServer;
+  let searches = 0;
+  beforeAll(async () => {
+    // Two broken bodies (each fetches the page again), then 500s for good.
+    server = await startRawServer((req, res) => {
+      if (!req.url?.includes('search-tweets')) {
+        res.writeHead(404).end();
+        return;
+      }
+      searches++;
+      if (searches <= 2) res.writeHead(200, { 'content-type': 'application/json' }).end('{"tweets": [');
+      else res.writeHead(500, { 'content-type': 'application/json' }).end('{"message": "internal error"}');
+    });
+    h = await startHarness({ ownKey: true, env: { HARVEST_BASE_URL: server.url } });
+  });
+  afterAll(async () => {
+    await harvester?.stop();
+    await h?.close();
+    await server?.close();
+  });
+
+  it('HARVEST_MAX_ATTEMPTS_PER_PAGE bounds the page, not each fetch of it: 6 requests, not 2 + 6', { timeout: 40_000 }, async () => {
+    await h.services.gate.setQuota(h.config.apiKeys[0]!.fingerprint, 1000);
+    harvester = new Harvester(h.services, { concurrency: 1, quotaSyncMs: 3_600_000 });
+    await harvester.start();
+    const jobId = await h.submit({ kind: 'search', params: { query: 'lang:en' }, maxRequests: 50 });
+    const failed = await waitForJob(h.services.pool, jobId, (s) => s.status === 'failed', 35_000);
+    expect(failed.errorMessage).toMatch(/gave up on a page after 6 tries/);
+    expect(searches).toBe(6);
   });
 });
