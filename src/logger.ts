@@ -80,3 +80,23 @@ export function createLogger(options: CreateLoggerOptions = {}): Logger {
 
 /** A logger that writes nothing: the default for library code called without one. */
 export const silentLogger: Logger = pino({ level: 'silent' });
+
+/**
+ * A log call for an error that repeats while its cause lasts (a Redis that is away: BullMQ reports
+ * every reconnect attempt of every queue and worker): the first is logged, the next ones at most
+ * once per `intervalMs`, each with how many were left out since.
+ */
+export function throttledLog(log: (fields: object, message: string) => void, message: string, intervalMs = 30_000, now: () => number = Date.now): (fields: object) => void {
+  let lastAt = -Infinity;
+  let skipped = 0;
+  return (fields) => {
+    const at = now();
+    if (at - lastAt < intervalMs) {
+      skipped++;
+      return;
+    }
+    log(skipped > 0 ? { ...fields, repeated: skipped } : fields, message);
+    lastAt = at;
+    skipped = 0;
+  };
+}

@@ -12,7 +12,7 @@ import { Cluster, Redis } from 'ioredis';
 import { z } from 'zod';
 import type { RequestPriority } from '../api-client/gate.ts';
 import { redisAddresses } from '../config.ts';
-import type { Logger } from '../logger.ts';
+import { throttledLog, type Logger } from '../logger.ts';
 import { jobIdSchema } from '../store/job-id.ts';
 import { isPermanentError } from './error-decision.ts';
 import type { RedisConnection } from './redis-keys.ts';
@@ -101,7 +101,8 @@ export class HarvestQueues {
     };
     // While Redis is away every queue reports it; the connection retries and reconcile follows.
     for (const queue of Object.values(this.#queues)) {
-      queue.on('error', (error) => logger?.warn({ err: error, queue: queue.name }, 'queue connection error'));
+      const warn = logger ? throttledLog((fields, message) => logger.warn(fields, message), 'queue connection error') : null;
+      queue.on('error', (error) => warn?.({ err: error, queue: queue.name }));
     }
   }
 
@@ -262,7 +263,8 @@ export class QueueWorkers {
       new Worker(QUEUE_NAMES.watch, adapt('watch'), { ...common, concurrency: options.watchConcurrency }),
     ];
     for (const worker of this.#workers) {
-      worker.on('error', (error) => options.logger.error({ err: error }, 'queue worker error'));
+      const logError = throttledLog((fields, message) => options.logger.error(fields, message), 'queue worker error');
+      worker.on('error', (error) => logError({ err: error, queue: worker.name }));
       worker.on('failed', (job, error) => {
         options.logger.warn({ err: error, task: job?.data, attempts: job?.attemptsMade }, 'slice attempt failed');
         const final = error instanceof UnrecoverableError || error.name === 'UnrecoverableError' || (job?.attemptsMade ?? 0) >= (job?.opts.attempts ?? 1);
