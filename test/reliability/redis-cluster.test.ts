@@ -125,7 +125,8 @@ describe.skipIf(!hasRedisServer)(SUITE, () => {
     workers.push(startWorker(harness.env, 6), startWorker(harness.env, 6));
     const giveUp = () => workers.map(deadWorker).find((reason) => reason !== null) ?? null;
     const done = await waitForJob(harness.services.pool, jobId, isEnd, 60_000, { giveUp });
-    for (const w of workers.splice(0)) expect(await stopWorker(w)).toBe(0);
+    // A worker that does not stop within 30 s is killed (null): its last lines say where it hung.
+    for (const w of workers.splice(0)) expect(await stopWorker(w), w.output().trim().split('\n').slice(-30).join('\n')).toBe(0);
 
     expect(done.status).toBe('completed');
     expect(await jobTweetIds(harness, jobId)).toEqual(expected);
