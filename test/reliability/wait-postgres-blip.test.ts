@@ -75,5 +75,13 @@ describe('--wait and a Postgres blip', () => {
     expect(done.code).toBe(0);
     const jobId = done.out.trim();
     expect(await jobTweetIds(h, jobId)).toEqual(expectedSearchIds(h.sim.world, query));
+    // Every request the service answered is on record, those of pages the outage broke included.
+    const served = h.sim.control.requestLog().filter((r) => r.path === '/v3/search-tweets').length;
+    const { rows } = await h.services.pool.query<{ logged: number; spent: number }>(
+      `SELECT (SELECT count(*)::int FROM api_requests WHERE job_id = $1::bigint) AS logged,
+              (SELECT requests_spent::int FROM jobs WHERE id = $1::bigint) AS spent`,
+      [jobId],
+    );
+    expect(rows[0]).toEqual({ logged: served, spent: served });
   });
 });
