@@ -189,13 +189,10 @@ export class RedisGate implements RequestGate {
 
   /**
    * Seeds each key's quota from a usage call made with a grant on that very key (the usage call
-   * passes the gate like every request). Parked and disabled keys are skipped; their park ends in
-   * a recheck anyway.
-   */
-  /**
-   * Asks the service for each key's quota (a gated request each). With `ifDue`, only the keys
-   * SYNC_DUE_LUA says are due: the periodic and start-up syncs of every process share one sync a
-   * key per `intervalMs`, and skip a key nothing was granted on since for up to `idleMs`.
+   * passes the gate like every request, and costs a request of quota). Parked and disabled keys
+   * are skipped; their park ends in a recheck anyway. With `ifDue`, only the keys SYNC_DUE_LUA
+   * says are due: the periodic and start-up syncs of every process share one sync a key per
+   * `intervalMs`, and skip a key nothing was granted on since for up to `idleMs`.
    */
   async syncQuota(fetchUsage: FetchUsage = this.#requireUsageSource(), options: { ifDue?: { intervalMs: number; idleMs: number } } = {}): Promise<QuotaSyncResult[]> {
     const results: QuotaSyncResult[] = [];
