@@ -121,6 +121,13 @@ export async function withRetry<T>(
   for (let n = 1; ; n++) {
     if (signal?.aborted) throw new AbortedError();
     const grant = await deps.gate.acquire(n === 1 && late === 0 ? deps.acquire : { ...deps.acquire, retry: true });
+    // Aborted while its grant was on the way (the wait line hands out a grant whose call was out
+    // when the abort came): a page fetched ahead and dropped, or a stopping worker. Nothing is sent
+    // and the grant goes back, its quota and budget units with it.
+    if (signal?.aborted) {
+      await deps.gate.giveBack(grant, jobOf(deps.acquire));
+      throw new AbortedError('aborted', { sent: false });
+    }
     let outcome: { value: T; status: number };
     try {
       outcome = await attempt(late < MAX_LATE_GRANTS ? grant : withoutSendBy(grant), n - unsent);

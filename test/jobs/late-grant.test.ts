@@ -8,6 +8,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ApiClient } from '../../src/api-client/client.ts';
 import { LateGrantError } from '../../src/api-client/errors.ts';
+import { AbortedError } from '../../src/errors.ts';
 import type { AttemptRecord } from '../../src/api-client/executor.ts';
 import { localNow, type AcquireOptions, type Grant, type RequestGate } from '../../src/api-client/gate.ts';
 import { createHttpClient } from '../../src/api-client/http.ts';
@@ -112,6 +113,36 @@ describe('late grants', () => {
     // Two grants taken, one given back: one unit of each spent.
     expect((await gate.keyStates())[0]?.remaining).toBe(99);
     expect(await gate.budgetRemaining('job-1')).toBe(9);
+  });
+
+  it('a grant that arrives after its call was aborted is given back, not sent (a dropped fetch-ahead, a stopping worker)', async () => {
+    await gate.setBudget('job-1', 10);
+    const controller = new AbortController();
+    const wrapped = new RateWaitTracker(limiter.redis, limiter.prefix).wrap(gate);
+    // The abort comes while the limiter's answer is on its way: the wait line hands the grant out
+    // all the same (quota and budget already spent), so the call must not spend it.
+    const abortingGate: RequestGate = {
+      async acquire(options?: AcquireOptions) {
+        const grant = await wrapped.acquire(options);
+        controller.abort();
+        return grant;
+      },
+      report: (grant, outcome) => wrapped.report(grant, outcome),
+      giveBack: (grant, options) => wrapped.giveBack(grant, options),
+    };
+    const client = clientWith(abortingGate);
+    try {
+      const error = await client.info({ username: handle() }, { jobId: 'job-1', signal: controller.signal }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(AbortedError);
+      expect((error as AbortedError).sent).toBe(false);
+    } finally {
+      await client.close();
+    }
+    expect(sim.control.requestLog()).toHaveLength(0);
+    expect(attempts).toHaveLength(0);
+    expect(gate.stats()).toMatchObject({ grants: 1, givenBack: 1 });
+    expect((await gate.keyStates())[0]?.remaining).toBe(100);
+    expect(await gate.budgetRemaining('job-1')).toBe(10);
   });
 
   it(`after ${MAX_LATE_GRANTS} late grants in a row the next is sent however late`, async () => {
