@@ -5,7 +5,7 @@
  * No field or message ever holds the API key: keys are named by fingerprint, and a service message
  * that echoes the key back is scrubbed before it is stored (see `scrubKey`).
  */
-import { AbortedError, AppError, ErrorCode, type ErrorCodeValue } from '../errors.ts';
+import { AbortedError, AppError, ErrorCode, InputError, type ErrorCodeValue } from '../errors.ts';
 
 export interface ApiErrorContext {
   /** Method and route, no query: `POST /v3/search-tweets`, `GET /v2/info/{user_handle}`. */
@@ -126,7 +126,7 @@ export class TransientError extends ApiError {
 
 /** Whether an attempt's failure means its request never left this process (late grant, no connection, closed client). */
 export function neverSent(error: unknown): boolean {
-  return error instanceof LateGrantError || ((error instanceof TransientError || error instanceof AbortedError) && !error.sent);
+  return error instanceof LateGrantError || error instanceof UnsendableRequestError || ((error instanceof TransientError || error instanceof AbortedError) && !error.sent);
 }
 
 /** 2xx whose body is not JSON or does not have the documented shape. */
@@ -161,6 +161,17 @@ export class LateGrantError extends AppError {
   constructor(lateMs: number) {
     super(ErrorCode.GRANT_LATE, `grant used ${Math.round(lateMs)} ms past its send-by time: not sent`);
     this.lateMs = lateMs;
+  }
+}
+
+/**
+ * A request that cannot be written: a parameter URL-encoding refuses (a lone UTF-16 surrogate).
+ * Nothing reached the service, so it is not an attempt and its grant goes back; the same
+ * parameters fail the same way every time, so the job fails (an input error).
+ */
+export class UnsendableRequestError extends InputError {
+  constructor(endpoint: string, cause: unknown) {
+    super(`${endpoint}: a request parameter cannot be encoded (${cause instanceof Error ? cause.message : String(cause)}); nothing was sent`, { cause });
   }
 }
 

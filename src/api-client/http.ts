@@ -11,7 +11,7 @@
 import { Pool, request as undiciRequest, type Dispatcher } from 'undici';
 import { parseBaseUrl } from '../config.ts';
 import { AbortedError } from '../errors.ts';
-import { InvalidResponseError, LateGrantError, TransientError } from './errors.ts';
+import { InvalidResponseError, LateGrantError, TransientError, UnsendableRequestError } from './errors.ts';
 import { localNow } from './gate.ts';
 
 export type HttpMethod = 'GET' | 'POST';
@@ -125,8 +125,13 @@ export function createHttpClient(options: HttpOptions): HttpClient {
       headers['Content-Type'] = 'application/json';
       body = JSON.stringify(request.body ?? {});
     }
-    // Built before the attempt counts as in flight: a query that cannot be encoded throws here.
-    const path = `${basePath}${request.path}${buildQuery(request.query)}`;
+    // Built before the attempt counts as in flight: a query that cannot be encoded is never sent.
+    let path: string;
+    try {
+      path = `${basePath}${request.path}${buildQuery(request.query)}`;
+    } catch (error) {
+      return Promise.reject(new UnsendableRequestError(request.endpoint, error));
+    }
     return new Promise<HttpResponse>((resolve, reject) => {
       inFlight++;
       let controller: Dispatcher.DispatchController | null = null;

@@ -1,6 +1,7 @@
 /** Gate hand-off, cancellation and per-attempt logging, against a raw server on port 0. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiClient } from '../../src/api-client/client.ts';
+import { UnsendableRequestError } from '../../src/api-client/errors.ts';
 import { createStaticGate } from '../../src/api-client/static-gate.ts';
 import { AbortedError, ConfigError } from '../../src/errors.ts';
 import { keyFingerprint } from '../../src/key-fingerprint.ts';
@@ -90,6 +91,25 @@ describe('cancellation', () => {
       expect(gate.reported).toEqual([{ fingerprint: keyFingerprint(KEY), status: 503 }]);
     } finally {
       failWith = 0;
+      await client.close();
+    }
+  });
+
+  it('a request whose parameters cannot be encoded is not sent and not counted: its grant goes back, the error names the endpoint', async () => {
+    const gives: string[] = [];
+    const attempts: unknown[] = [];
+    const gate = { ...recordingGate(KEY), giveBack: (g: { fingerprint: string }) => (gives.push(g.fingerprint), Promise.resolve()) };
+    const client = new ApiClient({ baseUrl: server.url, gate, onAttempt: (a) => attempts.push(a) });
+    const before = server.requests.length;
+    try {
+      // A cursor holding a lone UTF-16 surrogate: encodeURIComponent refuses it (URIError).
+      const error = await client.listTweets({ listId: '1234567890123456789', cursor: 'abc\ud800' }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(UnsendableRequestError);
+      expect((error as Error).message).toMatch(/^GET \/v3\/list-tweets: a request parameter cannot be encoded .*nothing was sent$/);
+      expect(server.requests.length - before).toBe(0);
+      expect(attempts).toEqual([]);
+      expect(gives).toEqual([keyFingerprint(KEY)]);
+    } finally {
       await client.close();
     }
   });
