@@ -171,6 +171,17 @@ export async function estimateReplies(client: ApiClient, tweetId: string): Promi
   const page = await client.tweetInfoBulk([tweetId], { priority: 'backfill' });
   const replies = page.items[0]?.replyCount ?? null;
   if (replies === null) return { requests: null, atLeast: false, watch: null, basis: 'the tweet was not returned, or carries no reply count', probeRequests: 1 };
+  const root = page.items[0]?.conversationId ?? null;
+  if (root !== null && root !== tweetId) {
+    // A reply: its replies carry the root's conversation id, so only the listing finds them (repliesJob).
+    return {
+      requests: pagesFor(replies) + 1,
+      atLeast: false,
+      watch: null,
+      basis: `${plural(replies, 'reply')} (the tweet's count), ${PAGE} a page, walked by the listing; the tweet is itself a reply, so the conversation_id: search finds none of them (1 request, none when the tweet is stored)`,
+      probeRequests: 1,
+    };
+  }
   return {
     requests: 2 * pagesFor(replies),
     atLeast: false,

@@ -124,6 +124,11 @@ export interface JobKind<P = unknown> {
   /** The job's own (jobs.priority, shown by status); each slice runs at its own (slicePriority). */
   readonly priority: RequestPriority;
   plan(params: P, ctx: PlanContext): SliceSpec[];
+  /**
+   * Plans with what Postgres already holds, in place of `plan` when present (submitJob): a walk the
+   * store shows to be useless is left out before it costs a request.
+   */
+  planWithStore?(db: Queryable, params: P, ctx: PlanContext): Promise<SliceSpec[]>;
   /** In the transaction that records the job and its slices (e.g. the watch row). */
   onCreate?(tx: Queryable, jobId: string, params: P): Promise<void>;
   /** After the job's slices are queued (e.g. the watch's scheduler). */

@@ -28,7 +28,7 @@ export interface SubmitInput {
 export async function submitJob(deps: SubmitDeps, input: SubmitInput): Promise<{ jobId: string; slices: number }> {
   const kind = jobKind(input.kind);
   const params = kind.params.parse(input.params);
-  const slices = kind.plan(params, deps.planContext);
+  const slices = kind.planWithStore ? await kind.planWithStore(deps.pool, params, deps.planContext) : kind.plan(params, deps.planContext);
   const { jobId, queued } = await withTransaction(deps.pool, async (client) => {
     const id = await createJob(client, {
       kind: kind.kind,

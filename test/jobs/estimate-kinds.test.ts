@@ -46,6 +46,16 @@ describe('--estimate on every job kind', () => {
     expect(figure(e.out)).toBe(2 * Math.max(1, Math.ceil(t.replies(best) / 20)));
   });
 
+  it("replies of a reply: the listing's pages and the one search page that finds nothing", async () => {
+    const t = h.sim.world.tweets;
+    let reply = -1;
+    for (let i = 0; i < t.count; i++) if (t.inReplyTo(i) !== -1 && t.replies(i) > 0 && (reply === -1 || t.replies(i) > t.replies(reply))) reply = i;
+    const e = await estimate(['replies', t.idString(reply)]);
+    expect(e.requests).toBe(1);
+    expect(figure(e.out)).toBe(Math.max(1, Math.ceil(t.replies(reply) / 20)) + 1);
+    expect(e.out).toMatch(/itself a reply/);
+  });
+
   it("user: the profile's tweet count (1 request); with --every also a pass's and a month's cost", async () => {
     const user = [...h.sim.world.users].filter((u) => !u.protected && !u.suspended && !u.deleted).sort((a, b) => b.tweetsCount - a.tweetsCount)[0]!;
     const once = await estimate(['user', user.username]);

@@ -90,6 +90,43 @@ describe('job kinds end to end', () => {
     for (const id of expected) expect(got.has(id)).toBe(true);
   });
 
+  it('replies of a tweet that is itself a reply: the listing only once the store holds it (a conversation_id: search of a reply finds nothing)', async () => {
+    const w = h.sim.world;
+    const t = w.tweets;
+    // A visible reply with the most visible direct replies of its own.
+    const direct = (i: number) => {
+      const out: number[] = [];
+      for (let j = 0; j < t.count; j++) if (t.inReplyTo(j) === i && visible(w, t.author(j))) out.push(j);
+      return out;
+    };
+    let reply = -1;
+    let best: number[] = [];
+    for (let i = 0; i < t.count; i++) {
+      if (t.inReplyTo(i) === -1 || !visible(w, t.author(i)) || t.replies(i) <= best.length) continue;
+      const d = direct(i);
+      if (d.length > best.length) [reply, best] = [i, d];
+    }
+    expect(best.length).toBeGreaterThan(0);
+    const tweetId = t.idString(reply);
+    const searches = () => h.sim.control.requestLog().filter((r) => r.path === '/v3/search-tweets').length;
+    // Not stored: nothing says it is a reply, so both walks run (the search's one page finds nothing).
+    let before = searches();
+    const first = await h.submit({ kind: 'replies', params: { tweetId } });
+    expect((await h.runUntil(first)).status).toBe('completed');
+    expect(searches() - before).toBe(1);
+    // Stored now (hydrate), as a reply: the listing alone, no search request.
+    expect((await h.runUntil(await h.submit({ kind: 'hydrate', params: { ids: [tweetId] } }))).status).toBe('completed');
+    before = searches();
+    const second = await h.submit({ kind: 'replies', params: { tweetId } });
+    const snap = await h.runUntil(second);
+    expect(snap.status).toBe('completed');
+    expect(searches() - before).toBe(0);
+    const slices = await h.services.pool.query<{ kind: string }>('SELECT kind FROM job_slices WHERE job_id = $1', [second]);
+    expect(slices.rows.map((r) => r.kind)).toEqual(['comments']);
+    const got = new Set(await jobTweetIds(h, second));
+    for (const j of best) expect(got.has(t.idString(j))).toBe(true);
+  });
+
   it('hydrate: 100 ids a request, missing ids noted', async () => {
     const w = h.sim.world;
     const ids: string[] = [];

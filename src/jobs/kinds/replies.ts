@@ -1,9 +1,12 @@
 /**
  * Replies to a tweet. The replies listing is known to miss replies, so the job walks it AND a
- * `conversation_id:` search; the store deduplicates what both find.
+ * `conversation_id:` search; the store deduplicates what both find. A tweet the store holds as a
+ * reply itself gets the listing only: replies carry their conversation's root id, so a
+ * `conversation_id:` search of a reply's id finds nothing and its request would be wasted.
  */
 import { z } from 'zod';
 import { tweetLinkOf } from '../../api-client/index.ts';
+import type { Queryable } from '../../store/db.ts';
 import type { JobKind, SliceHandler } from '../kind.ts';
 import { snowflakeId as tweetId } from './ids.ts';
 import { tweetPage } from './pages.ts';
@@ -21,7 +24,17 @@ export const repliesJob: JobKind<RepliesJobParams> = {
       { kind: 'search', params: { query: `conversation_id:${params.tweetId}`, order: 'latest' } },
     ];
   },
+  async planWithStore(db, params, ctx) {
+    const root = await storedConversationRoot(db, params.tweetId);
+    return root !== null && root !== params.tweetId ? [{ kind: 'comments', params: { tweetId: params.tweetId } }] : repliesJob.plan(params, ctx);
+  },
 };
+
+/** The stored tweet's conversation root id, or null (not stored, or stored without one: an embedded copy). */
+async function storedConversationRoot(db: Queryable, tweetId: string): Promise<string | null> {
+  const { rows } = await db.query<{ root: string | null }>('SELECT conversation_id::text AS root FROM tweets WHERE id = $1', [tweetId]);
+  return rows[0]?.root ?? null;
+}
 
 export const commentsSlice: SliceHandler<RepliesJobParams> = {
   kind: 'comments',
