@@ -41,8 +41,20 @@ function userPage(
   route: string,
   query: QueryParams,
   options: CallOptions | undefined,
+  cursor: 'string' | 'int64' = 'string',
 ): Promise<Page<CanonicalUser>> {
-  return execute({ method: 'GET', route, query, read: (json) => readPage(json, USERS, userV3Reader) }, options);
+  const read = cursor === 'int64' ? (json: unknown) => endAtZero(readPage(json, USERS, userV3Reader)) : (json: unknown) => readPage(json, USERS, userV3Reader);
+  return execute({ method: 'GET', route, query, read }, options);
+}
+
+/**
+ * The listings whose request cursor the reference types int64 (followers, follows, list-members):
+ * a next_cursor of "0" is the end, as in the platform's older int64-cursor API. Nothing in
+ * production's reference says it answers one, but sent back it would cost a request for a page
+ * that is not there.
+ */
+function endAtZero<T>(page: Page<T>): Page<T> {
+  return page.nextCursor === '0' ? { ...page, nextCursor: null } : page;
 }
 
 const listLinkInput = z.object({ listLink: idOrLinkInput, cursor: cursorInput }).strict();
@@ -58,25 +70,25 @@ export type ListIdParams = z.input<typeof listIdInput>;
 
 export async function listMembers(execute: Execute, params: ListIdParams, options?: CallOptions): Promise<Page<CanonicalUser>> {
   const p = validateInput(listIdInput, params, 'GET /v3/list-members');
-  return userPage(execute, '/v3/list-members', { list_id: p.listId, next_cursor: p.cursor }, options);
+  return userPage(execute, '/v3/list-members', { list_id: p.listId, next_cursor: p.cursor }, options, 'int64');
 }
 
 export type PagedUserParams = z.input<typeof pagedUserInput>;
 
-function userGraph(route: string) {
+function userGraph(route: string, cursor: 'string' | 'int64') {
   return async (execute: Execute, params: PagedUserParams, options?: CallOptions): Promise<Page<CanonicalUser>> => {
     const p = validateInput(pagedUserInput, params, `GET ${route}`);
     const query = { user_id: p.userId, username: p.username, user_link: p.userLink, next_cursor: p.cursor };
-    return userPage(execute, route, query, options);
+    return userPage(execute, route, query, options, cursor);
   };
 }
 
 /** Accounts the user follows, up to 200 a page; the request cursor is typed int64 in the reference. */
-export const follows = userGraph('/v3/follows');
+export const follows = userGraph('/v3/follows', 'int64');
 /** The user's followers, up to 200 a page; the request cursor is typed int64 in the reference. */
-export const followers = userGraph('/v3/followers');
+export const followers = userGraph('/v3/followers', 'int64');
 /** Verified followers; the request cursor is a string. */
-export const verifiedFollowers = userGraph('/v3/verified-followers');
+export const verifiedFollowers = userGraph('/v3/verified-followers', 'string');
 
 const infoBatchInput = z.union([
   z.object({ usernames: z.array(handleInput).min(1).max(100) }).strict(),

@@ -32,6 +32,7 @@ const quirksSchema = z
     malformedBodyEmpty: z.boolean(),
     expandedText: z.boolean(),
     integerCursors: z.boolean(),
+    zeroEndCursors: z.boolean(),
     searchDefaultOrder: z.enum(['latest', 'popular']),
     usageAllotment: z.boolean(),
     retweetsPath: z.boolean(),

@@ -77,6 +77,12 @@ export interface Quirks {
    * above 2^53), where the reference types the cursor as int64. Off: a numeric-looking string.
    */
   integerCursors: boolean;
+  /**
+   * The last page of /v3/followers, /v3/follows and /v3/list-members answers next_cursor "0" (a
+   * number under integerCursors), the int64-cursor convention of the platform's older API, instead
+   * of null. Nothing says production does; a client must end the walk there either way.
+   */
+  zeroEndCursors: boolean;
   /** The order of /v3/search-tweets and /v3/community-search-tweets when the body names none. */
   searchDefaultOrder: 'latest' | 'popular';
   /**
@@ -108,6 +114,7 @@ export const SPEC_QUIRKS: Quirks = {
   malformedBodyEmpty: false,
   expandedText: false,
   integerCursors: false,
+  zeroEndCursors: false,
   searchDefaultOrder: 'latest',
   usageAllotment: false,
   retweetsPath: true,
@@ -128,6 +135,7 @@ export const PRODUCTION_QUIRKS: Quirks = {
   malformedBodyEmpty: false,
   expandedText: true,
   integerCursors: true,
+  zeroEndCursors: false,
   searchDefaultOrder: 'popular',
   usageAllotment: true,
   retweetsPath: false,

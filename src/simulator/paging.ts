@@ -89,10 +89,12 @@ export function keysetPageDesc(asc: readonly number[], position: CursorPosition 
 
 /**
  * `{[field]: items, next_cursor}`; at the end next_cursor is null, or absent without explicitNulls.
- * `integer`: a numeric cursor goes out as a JSON number under the integerCursors quirk.
+ * `integer`: a numeric cursor goes out as a JSON number under the integerCursors quirk, and the
+ * last page's is "0" under zeroEndCursors.
  */
 export function pageBody(ctx: SimContext, field: string, items: unknown[], next: string | null, integer = false): Record<string, unknown> {
   const body: Record<string, unknown> = { [field]: items };
+  if (next === null && integer && ctx.quirks.zeroEndCursors) next = '0';
   if (next !== null) body.next_cursor = integer && ctx.quirks.integerCursors && /^\d+$/.test(next) ? new JsonInteger(next) : next;
   else if (ctx.quirks.explicitNulls) body.next_cursor = null;
   return body;

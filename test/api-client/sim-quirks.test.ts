@@ -70,6 +70,28 @@ describe('production quirks', () => {
     await expect(h.client.info({ username: suspended! })).rejects.toBeInstanceOf(NotFoundError);
   });
 
+  it('ends an int64-cursor listing at next_cursor "0" (string or number) without asking for it', async () => {
+    const list = h.sim.world.lists.filter((l) => l.members.length > 20).sort((a, b) => a.members.length - b.members.length)[0]!;
+    const w = h.sim.world;
+    const user = [...w.users].filter((u) => !u.protected && !u.suspended && !u.deleted).sort((a, b) => w.followersOf(b.index).length - w.followersOf(a.index).length)[0]!;
+    for (const integerCursors of [false, true]) {
+      h.sim.control.setQuirks({ zeroEndCursors: true, integerCursors });
+      try {
+        const before = h.sim.control.requestLog().length;
+        const members = await walk((cursor) => h.client.listMembers({ listId: list.id, ...(cursor ? { cursor } : {}) }));
+        const followers = await walk((cursor) => h.client.followers({ userId: user.id, ...(cursor ? { cursor } : {}) }));
+        expect(members.ended && followers.ended).toBe(true);
+        expect(members.items.length).toBeGreaterThan(20);
+        const sent = h.sim.control.requestLog().slice(before);
+        // One answered request a page (the static gate does not pace: the service may 429 one):
+        // none for a page after "0".
+        expect(sent.filter((r) => r.status !== 429)).toHaveLength(members.pages + followers.pages);
+      } finally {
+        h.sim.control.setQuirks({ zeroEndCursors: false, integerCursors: false });
+      }
+    }
+  });
+
   it('keeps walking across empty pages that carry a cursor', async () => {
     h.sim.control.setFaults({ emptyPageRate: 0.3 });
     try {
