@@ -9,7 +9,8 @@ const HASHTAG = /(?:^|[^\p{L}\p{N}_&#])[#＃]([\p{L}\p{M}\p{N}_]{1,139})/gu;
 const CASHTAG = /(?:^|[^\p{L}\p{N}_$])\$([A-Za-z]{1,6}(?:[._][A-Za-z]{1,2})?)(?![\p{L}\p{N}_])/gu;
 const MENTION = /(?:^|[^A-Za-z0-9_@!#$%&*])@([A-Za-z0-9_]{1,15})(?![A-Za-z0-9_@])/g;
 const URL_IN_TEXT = /\bhttps?:\/\/[^\s<>"]+/gi;
-const TRAILING_PUNCTUATION = /[.,;:!?)\]}'"…]+$/u;
+/** Characters a link in running text does not end with (a closing parenthesis only when unmatched). */
+const TRAILING_PUNCTUATION = new Set([...'.,;:!?)]}\'"…']);
 
 /** Media kinds the service uses in an entity's `type`. */
 const MEDIA_TYPES = new Set(['photo', 'video', 'animated_gif', 'gif', 'image', 'media']);
@@ -30,7 +31,33 @@ const nonEmpty = (v: string): boolean => v.length > 0;
 const notAllDigits = (tag: string): boolean => !ALL_DIGITS.test(tag);
 const lower = (s: string): string => s.toLowerCase();
 const upper = (s: string): string => s.toUpperCase();
-const trimmedUrl = (m: RegExpMatchArray): string => m[0].replace(TRAILING_PUNCTUATION, '');
+
+/** The link without the punctuation of the sentence around it; `…/Mercury_(planet)` keeps its `)`. */
+function trimmedUrl(m: RegExpMatchArray): string {
+  let url = m[0];
+  while (url.length > 0) {
+    const last = url[url.length - 1]!;
+    if (!TRAILING_PUNCTUATION.has(last)) break;
+    if (last === ')' && countOf(url, '(') >= countOf(url, ')')) break;
+    url = url.slice(0, -1);
+  }
+  return url;
+}
+
+function countOf(text: string, char: string): number {
+  let n = 0;
+  for (let at = text.indexOf(char); at !== -1; at = text.indexOf(char, at + 1)) n++;
+  return n;
+}
+
+/**
+ * The text with its links blanked out, for the tag extractors: production sends links expanded
+ * (`https://www.tiktok.com/@nasa/video/…`, `https://docs.example.org/#setup`), and their `@`, `#`
+ * and `$` are parts of addresses, not mentions or tags.
+ */
+function withoutUrls(text: string): string {
+  return text.includes('://') ? text.replace(URL_IN_TEXT, ' ') : text;
+}
 
 function matches(text: string, pattern: RegExp): string[] {
   return [...text.matchAll(pattern)].map(group1).filter(nonEmpty);
@@ -46,19 +73,19 @@ function matches(text: string, pattern: RegExp): string[] {
 /** Lower-cased, without #. */
 export function extractHashtags(text: string): string[] {
   if (!text.includes('#') && !text.includes('＃')) return [];
-  return unique(matches(text, HASHTAG).filter(notAllDigits).map(lower));
+  return unique(matches(withoutUrls(text), HASHTAG).filter(notAllDigits).map(lower));
 }
 
 /** Upper-cased, without $. */
 export function extractCashtags(text: string): string[] {
   if (!text.includes('$')) return [];
-  return unique(matches(text, CASHTAG).map(upper));
+  return unique(matches(withoutUrls(text), CASHTAG).map(upper));
 }
 
 /** Lower-cased handles, without @. */
 export function extractMentions(text: string): string[] {
   if (!text.includes('@')) return [];
-  return unique(matches(text, MENTION).map(lower));
+  return unique(matches(withoutUrls(text), MENTION).map(lower));
 }
 
 export function extractUrls(text: string): string[] {

@@ -19,6 +19,21 @@ describe('text entities', () => {
     expect(extractUrls('example.com without a scheme')).toEqual([]);
   });
 
+  it('takes no mention, hashtag or cashtag from inside a link (production sends links expanded)', () => {
+    const text = 'Watch https://www.tiktok.com/@nasa/video/7301 and https://www.youtube.com/@NatGeo/videos #wildlife, see https://docs.example.org/#Setup or https://x.example/?q=$TSLA cc @carol $BRK.B';
+    expect(extractMentions(text)).toEqual(['carol']);
+    expect(extractHashtags(text)).toEqual(['wildlife']);
+    expect(extractCashtags(text)).toEqual(['BRK.B']);
+    // The links themselves are still read whole.
+    expect(extractUrls(text)).toContain('https://www.tiktok.com/@nasa/video/7301');
+  });
+
+  it("keeps a link's own closing parenthesis and drops the sentence's", () => {
+    expect(extractUrls('see https://en.wikipedia.org/wiki/Mercury_(planet) now')).toEqual(['https://en.wikipedia.org/wiki/Mercury_(planet)']);
+    expect(extractUrls('(see https://en.wikipedia.org/wiki/Mercury_(planet)).')).toEqual(['https://en.wikipedia.org/wiki/Mercury_(planet)']);
+    expect(extractUrls('(at https://a.example/b).')).toEqual(['https://a.example/b']);
+  });
+
   it("collects an entity's link when the text has none, and drops media addresses", () => {
     const entities = [
       { type: 'url', link: 'https://shared.example/a', preview: null },
