@@ -340,7 +340,7 @@ export async function repairJob(
     const slices = repairPlanSlices(input, options);
     return {
       slices,
-      budget: input.job.maxRequests === null ? null : (options.maxRequests ?? input.job.maxRequests),
+      budget: input.job.maxRequests === null ? null : (options.maxRequests ?? input.job.runBudget ?? input.job.maxRequests),
       note: `repair: ${slices.length} slice(s) queued by harvest audit --repair`,
     };
   });

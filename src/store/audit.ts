@@ -25,7 +25,16 @@ export interface AuditSliceRow {
 }
 
 export interface AuditInput {
-  job: { id: string; kind: string; status: JobStatus; params: unknown; maxRequests: number | null; requestsSpent: number };
+  job: {
+    id: string;
+    kind: string;
+    status: JobStatus;
+    params: unknown;
+    maxRequests: number | null;
+    /** The budget the job was asked with: what a repair gives it again (max_requests grows with each repair). */
+    runBudget: number | null;
+    requestsSpent: number;
+  };
   slices: AuditSliceRow[];
   /** Stored tweets of the job per UTC day (day = floor(ms / DAY_MS)), by creation time. */
   tweetsPerDay: Map<number, number>;
@@ -38,9 +47,10 @@ export async function loadAuditInput(db: Queryable, jobId: string): Promise<Audi
     status: JobStatus;
     params: unknown;
     max_requests: string | null;
+    run_budget: string | null;
     requests_spent: string;
   }>(
-    `SELECT id::text, kind, status, params, max_requests::text, requests_spent::text FROM jobs WHERE id = $1::bigint`,
+    `SELECT id::text, kind, status, params, max_requests::text, run_budget::text, requests_spent::text FROM jobs WHERE id = $1::bigint`,
     [jobId],
   );
   const j = jobs[0];
@@ -72,6 +82,7 @@ export async function loadAuditInput(db: Queryable, jobId: string): Promise<Audi
       status: j.status,
       params: j.params,
       maxRequests: j.max_requests === null ? null : Number(j.max_requests),
+      runBudget: j.run_budget === null ? null : Number(j.run_budget),
       requestsSpent: Number(j.requests_spent),
     },
     slices: slices.map((s) => ({

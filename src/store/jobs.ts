@@ -66,7 +66,7 @@ export interface NewJob {
 
 export async function createJob(db: Queryable, job: NewJob): Promise<string> {
   const { rows } = await db.query<{ id: string }>(
-    `INSERT INTO jobs (kind, params, priority, max_requests, status) VALUES ($1, $2::jsonb, $3, $4, $5) RETURNING id::text`,
+    `INSERT INTO jobs (kind, params, priority, max_requests, run_budget, status) VALUES ($1, $2::jsonb, $3, $4, $4, $5) RETURNING id::text`,
     [job.kind, JSON.stringify(job.params ?? {}), job.priority ?? 'backfill', job.maxRequests ?? null, job.status ?? JobStatus.QUEUED],
   );
   return rows[0]!.id;

@@ -52,6 +52,23 @@ describe('harvest audit', () => {
     expect(again.out).not.toMatch(/stopped early/);
   });
 
+  it("--repair without --max-requests gives the job the budget it was asked with, every time (not the last repair's doubled)", { timeout: 90_000 }, async () => {
+    const jobId = await h.submit({ kind: 'search', params: { query: 'lang:en', since: '2026-10-01', until: '2026-10-08' }, maxRequests: 4 });
+    expect((await h.runUntil(jobId)).status).toBe('completed');
+    const budgetOf = async () =>
+      (await h.services.pool.query<{ max: string; spent: string; run: string }>('SELECT max_requests::text AS max, requests_spent::text AS spent, run_budget::text AS run FROM jobs WHERE id = $1::bigint', [jobId])).rows[0]!;
+    for (let repair = 0; repair < 3; repair++) {
+      const before = await budgetOf();
+      const run = await runCli(['audit', jobId, '--repair'], h.env);
+      expect(run.out).toMatch(/repair: queued \d+ slice/);
+      const reopened = await budgetOf();
+      expect([reopened.max, reopened.run]).toEqual([String(Number(before.spent) + 4), '4']);
+      expect((await h.runUntil(jobId, { timeoutMs: 60_000 })).status).toBe('completed');
+      const after = await budgetOf();
+      expect(Number(after.spent) - Number(before.spent)).toBeLessThanOrEqual(4);
+    }
+  });
+
   it('walks the service answered empty are listed, and --repair --recheck-empty reads them again', { timeout: 90_000 }, async () => {
     const query = 'lang:fr';
     const range = { since: '2026-10-12', until: '2026-10-14' };
@@ -90,7 +107,7 @@ describe('harvest audit', () => {
 });
 
 describe('auditFromInput', () => {
-  const job = { id: '1', kind: 'search', status: 'completed' as const, params: {}, priority: 'backfill' as const, maxRequests: null, requestsSpent: 0 };
+  const job = { id: '1', kind: 'search', status: 'completed' as const, params: {}, priority: 'backfill' as const, maxRequests: null, runBudget: null, requestsSpent: 0 };
   const D = Date.parse('2026-10-01T00:00:00Z');
   const H = 3_600_000;
 
