@@ -43,6 +43,9 @@ const BAD: string[][] = [
   ['user', 'https://example.com/jack'],
   ['user', '0123'],
   ['user', 'jack', '--max-tweets', 'all'],
+  // --max-tweets ends a job; a watch runs until cancelled (it stopped the watch after one pass).
+  ['user', 'jack', '--max-tweets', '30', '--every', '1h'],
+  ['search', 'btc', '--max-tweets', '30', '--every', '1h'],
   ['list', 'https://x.com/i/communities/123'],
   ['list', 'abc'],
   ['community', 'https://x.com/i/lists/123'],

@@ -11,7 +11,7 @@ import { InputError } from '../../errors.ts';
 import { estimateHydrate, estimateList, estimateMentions, estimateReplies, estimateUser } from '../../jobs/estimate.ts';
 import { checkCommunityJob, CommunityJobParams } from '../../jobs/kinds/community.ts';
 import { MentionsJobParams } from '../../jobs/kinds/mentions.ts';
-import { UserJobParams } from '../../jobs/kinds/user.ts';
+import { checkUserJob, UserJobParams } from '../../jobs/kinds/user.ts';
 import { MAX_HYDRATE_IDS } from '../../jobs/kinds/hydrate.ts';
 import { checkSearchJob, SearchJobParams } from '../../jobs/kinds/search.ts';
 import { planContext } from '../../jobs/harvester.ts';
@@ -187,6 +187,7 @@ export function registerJobCommands(program: Command, state: CliState): void {
     const maxTweets = o.maxTweets === undefined ? undefined : parsePositiveInt(o.maxTweets, '--max-tweets');
     const everySeconds = o.every === undefined ? undefined : parseEvery(o.every);
     const params = { target, maxTweets, everySeconds };
+    checkUserJob(params);
     const common = parseCommon(o);
     if (o.estimate) await printJobEstimate(state, (services) => estimateUser(services.client, UserJobParams.parse(params)));
     else await run(state, 'user', params, common, async () => watchSpend(everySeconds));

@@ -6,3 +6,9 @@ export function maxTweetsStop(maxTweets: number | undefined, progress: { tweets:
   // is approximate by design).
   return maxTweets !== undefined && progress.tweets >= maxTweets ? `stopped at --max-tweets ${maxTweets}` : null;
 }
+
+/**
+ * --max-tweets ends the whole job, and a watch is a job that runs until cancelled: reached, it
+ * stopped the watch for good after its first pass (its watch row left enabled and unrecorded).
+ */
+export const MAX_TWEETS_WITH_EVERY = '--max-tweets ends the job: it cannot go with --every (a watch runs until cancelled)';

@@ -17,7 +17,7 @@ import { createWatch, cutPassResume, passLowerBound, watchIdentity } from '../..
 import type { JobKind, PageVerdict, SliceHandler, SliceSpec, WatchPassInput } from '../kind.ts';
 import { checkSearchQuery, countQueryOperators, MAX_QUERY_OPERATORS, withOperators } from '../search-query.ts';
 import { msOfId, parallelismCap, rangeOperators, splitPoint, splitRange, targetParallelism } from '../time-slices.ts';
-import { maxTweetsStop } from './max-tweets.ts';
+import { MAX_TWEETS_WITH_EVERY, maxTweetsStop } from './max-tweets.ts';
 import { newestMs, oldestMs, resumeNextCursor, resumeSegment, tweetPage } from './pages.ts';
 import { handoffWatermark } from './watch-handoff.ts';
 
@@ -61,9 +61,12 @@ const dayMs = (date: string) => Date.parse(`${date}T00:00:00Z`);
  * Refuses (InputError, before any request) a query this job cannot run as meant. Every slice adds
  * max_id: (the range always ends, at --until or now) and, with --since, since_id:.
  */
-export function checkSearchJob(params: Pick<SearchJobParams, 'query' | 'since' | 'until'> & { order?: string; everySeconds?: number | undefined }): void {
+export function checkSearchJob(
+  params: Pick<SearchJobParams, 'query' | 'since' | 'until'> & { order?: string; everySeconds?: number | undefined; maxTweets?: number | undefined },
+): void {
   if (params.everySeconds !== undefined) {
     if (params.until !== undefined) throw new InputError('--every watches from now on: it cannot take --until');
+    if (params.maxTweets !== undefined) throw new InputError(MAX_TWEETS_WITH_EVERY);
     if (params.order === 'popular') throw new InputError('--every reads newest first: it cannot take --order popular');
   }
   checkSearchQuery(params.query, {

@@ -9,7 +9,8 @@ import { linkInput } from '../../api-client/input.ts';
 import { createWatch, watchIdentity } from '../../store/watches.ts';
 import type { FetchedPage, JobKind, PageVerdict, SliceHandler, SliceSpec } from '../kind.ts';
 import { snowflakeId } from './ids.ts';
-import { maxTweetsStop } from './max-tweets.ts';
+import { InputError } from '../../errors.ts';
+import { MAX_TWEETS_WITH_EVERY, maxTweetsStop } from './max-tweets.ts';
 import { tweetPage } from './pages.ts';
 
 export const UserTarget = z.union([
@@ -29,6 +30,11 @@ export const UserJobParams = z
   .strict();
 export type UserJobParams = z.infer<typeof UserJobParams>;
 
+/** Refuses (InputError, before any request) what a user job cannot run as asked. */
+export function checkUserJob(params: Pick<UserJobParams, 'maxTweets' | 'everySeconds'>): void {
+  if (params.everySeconds !== undefined && params.maxTweets !== undefined) throw new InputError(MAX_TWEETS_WITH_EVERY);
+}
+
 /** The target as the watch's identity: handles are case-insensitive. */
 function targetIdentity(target: UserTarget): Record<string, unknown> {
   if ('username' in target) return { username: target.username.toLowerCase() };
@@ -45,6 +51,7 @@ export const userJob: JobKind<UserJobParams> = {
   params: UserJobParams,
   priority: 'backfill',
   plan(params) {
+    checkUserJob(params);
     const profile = { kind: 'profile', params: { target: params.target } };
     // A watch's first pass is started by submitJob, from the identity's watermark.
     if (params.everySeconds !== undefined) return [profile];
