@@ -112,7 +112,9 @@ const LOCK_SLICES_SQL = `SELECT s.id::text AS id FROM job_slices s
   ORDER BY s.id
   FOR UPDATE OF s`;
 
-const LOCK_JOBS_SQL = `SELECT 1 FROM jobs WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE`;
+// The lock the advance's UPDATE of jobs takes (NO KEY: job_tweets/job_users inserts of other
+// transactions check their foreign key with KEY SHARE, which FOR UPDATE would block).
+const LOCK_JOBS_SQL = `SELECT 1 FROM jobs WHERE id = ANY($1::bigint[]) ORDER BY id FOR NO KEY UPDATE`;
 
 // Every page's slice advance, the request log and the jobs' roll-ups in ONE statement per batch:
 // the request log rides with it, and a batch of 16 pages costs one statement here instead of 16
@@ -407,11 +409,8 @@ async function commitBatchOnce(pool: Pool, pages: readonly PageCommit[], hooks: 
           text: LOCK_SLICES_SQL,
           values: [plainArray(batch.map((p) => p.page.sliceId)), plainArray(batch.map((p) => p.page.jobId)), batch.map((p) => p.page.expectedCursor), batch.map((p) => p.page.lease ?? null)],
         });
-        // Jobs in id order, pages of a job in slice-id order. Job rows are updated by one statement at
-        // the end, in no set order: with several jobs in the batch, lock them first, by id, so every
-        // transaction takes job rows in one order (after the slice rows, as everywhere).
+        // Jobs in id order, pages of a job in slice-id order.
         const jobs = [...new Set(batch.map((p) => p.page.jobId))].sort(compareIds);
-        if (jobs.length > 1) tx.query({ name: 'harvest_lock_jobs', text: LOCK_JOBS_SQL, values: [jobs] });
         const advances: Array<Advance & { index: number }> = [];
         for (const jobId of jobs) {
           const group = batch.filter((p) => p.page.jobId === jobId).sort((a, b) => compareIds(a.page.sliceId, b.page.sliceId));
@@ -435,6 +434,13 @@ async function commitBatchOnce(pool: Pool, pages: readonly PageCommit[], hooks: 
             advances.push(p);
           }
         }
+        // The job rows last, in id order, in a statement of their own: every batch takes slices,
+        // then tweets and users, then jobs. A batch of several jobs that locked its job rows before
+        // its upserts deadlocked with a one-job batch holding an author it wrote and waiting for
+        // that job's row (23 deadlocks in 60 rounds, each a 1 s stall). And the advance's snapshot
+        // is taken only once an earlier transaction of the same job has committed, so a user both
+        // added in two roles (a list member, a tweet's author) is new to the job once, not twice.
+        tx.query({ name: 'harvest_lock_jobs', text: LOCK_JOBS_SQL, values: [jobs] });
         const advanced = queueAdvance(tx, advances);
         tx.commit();
         const bySlice = new Map((await advanced).rows.map((r) => [r.id, r]));
