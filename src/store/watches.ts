@@ -305,6 +305,12 @@ export async function finishWatchPass(
   );
   // No slice: a caller recording a pass by hand.
   const end = slice ? passEnd(slice, await openGaps(db, jobId), { jobId, pass: pass.pass }) : ({ complete: true } as const);
+  const lower = slice ? passLowerBound(slice.watermark, slice.floor_ms) : null;
+  // What the pass found: the job's tweets above where it began, less what a cut pass it resumed
+  // had read. Not the slice's new rows: those hold the users new to the job too, and, in a pass's
+  // first page, tweets at or below the watermark (new to a one-shot job, not to the watch).
+  const found = slice ? passFound(lower, slice) : null;
+  const newCount = found ? await countFound(db, jobId, found) : pass.newCount;
   const { rows: updated } = await db.query<{ identity: string | null }>(
     `UPDATE watches SET
        passes = greatest(passes, $2::int),
@@ -313,14 +319,13 @@ export async function finishWatchPass(
        next_due_at = CASE WHEN every_seconds IS NULL THEN NULL ELSE $3::timestamptz + make_interval(secs => every_seconds) END
      WHERE job_id = $1::bigint
      RETURNING identity`,
-    [jobId, pass.pass, finishedAt, pass.newCount],
+    [jobId, pass.pass, finishedAt, newCount],
   );
   const row = updated[0];
   if (!row) return null;
   // The shared state: every watch of the identity, or this one alone when it has none.
   const scope = `(job_id = $1::bigint OR ($2::text IS NOT NULL AND identity = $2))`;
-  const lower = slice ? passLowerBound(slice.watermark, slice.floor_ms) : null;
-  if (pass.newCount > 0) await newTweetsEvent(db, jobId, pass.pass, pass.newCount, lower);
+  if (newCount > 0) await newTweetsEvent(db, jobId, pass.pass, newCount, found ?? { aboveId: lower, readFrom: null, readTo: null });
   // A resuming pass that read nothing (an outage answering every page empty, or nothing new above
   // the cut pass and nothing below it) leaves the watch as it was, complete or cut: the watermark,
   // and the gap that lets the next pass resume again for a request or two instead of buying the
@@ -406,6 +411,32 @@ async function linkIdentityTweets(db: Queryable, jobId: string, upToId: string, 
   );
 }
 
+/** The ids a pass found: above `aboveId` (its lower bound), outside [readFrom, readTo] (what the cut pass it resumed had read). */
+interface PassFound {
+  aboveId: string | null;
+  readFrom: string | null;
+  readTo: string | null;
+}
+
+function passFound(lower: string | null, slice: PassSliceRow): PassFound {
+  const resumed = slice.resume_from !== null && slice.resume_below !== null;
+  return { aboveId: lower, readFrom: resumed ? slice.resume_below : null, readTo: resumed ? slice.resume_from : null };
+}
+
+/** The condition on a tweet id column for PassFound as $2–$4. */
+const FOUND = (id: string): string =>
+  `($2::bigint IS NULL OR ${id} > $2::bigint) AND NOT coalesce(${id} BETWEEN $3::bigint AND $4::bigint, false)`;
+
+async function countFound(db: Queryable, jobId: string, found: PassFound): Promise<number> {
+  const { rows } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM job_tweets WHERE job_id = $1::bigint AND ${FOUND('tweet_id')}`, [
+    jobId,
+    found.aboveId,
+    found.readFrom,
+    found.readTo,
+  ]);
+  return rows[0]?.n ?? 0;
+}
+
 /** How many of a pass's new tweets an event quotes (newest first). */
 const QUOTED_TWEETS = 3;
 
@@ -413,15 +444,15 @@ const QUOTED_TWEETS = 3;
  * Announces a pass that found tweets, in the transaction that records the pass; once per pass
  * (dedupe key), so recording the same pass again sends nothing.
  */
-async function newTweetsEvent(db: Queryable, jobId: string, pass: number, count: number, lowerId: string | null): Promise<void> {
+async function newTweetsEvent(db: Queryable, jobId: string, pass: number, count: number, found: PassFound): Promise<void> {
   const { rows } = await db.query<{ id: string; text: string | null; kind: string; handle: string | null }>(
     `SELECT t.id::text, t.full_text AS text, w.kind, w.handle
        FROM watches w
-       JOIN job_tweets jt ON jt.job_id = w.job_id AND ($2::bigint IS NULL OR jt.tweet_id > $2::bigint)
+       JOIN job_tweets jt ON jt.job_id = w.job_id AND ${FOUND('jt.tweet_id')}
        JOIN tweets t ON t.id = jt.tweet_id
       WHERE w.job_id = $1::bigint
-      ORDER BY jt.tweet_id DESC LIMIT $3`,
-    [jobId, lowerId, QUOTED_TWEETS],
+      ORDER BY jt.tweet_id DESC LIMIT $5`,
+    [jobId, found.aboveId, found.readFrom, found.readTo, QUOTED_TWEETS],
   );
   const first = rows[0];
   const label = first ? `${first.kind}${first.handle ? ` ${first.handle}` : ''}` : 'watch';

@@ -171,6 +171,36 @@ describe('notifications', () => {
     await runCli(['cancel', jobId], h.env);
   });
 
+  it('a pass counts the tweets it found, not the authors new to the job nor older tweets its first page holds; a one-shot pass that found nothing announces nothing', { timeout: 60_000 }, async () => {
+    const w = h.sim.world;
+    const visible = (u: (typeof w.users)[number]) => !u.protected && !u.suspended && !u.deleted;
+    const target = [...w.users].filter(visible).sort((x, y) => w.mentionsOf(x.index).length - w.mentionsOf(y.index).length).find((u) => w.mentionsOf(u.index).length >= 25)!;
+    const jobId = await h.submit({ kind: 'mentions', params: { handle: target.username, everySeconds: 3600 } });
+    expect((await h.runUntil(jobId, { until: ['scheduled', 'failed'] })).status).toBe('scheduled');
+    // Five new mentions, each by an author the job has not met.
+    const known = new Set((await pool().query<{ id: string }>('SELECT user_id::text AS id FROM job_users WHERE job_id = $1::bigint', [jobId])).rows.map((r) => r.id));
+    const authors = w.users.filter((u) => visible(u) && u.index !== target.index && !known.has(u.id)).slice(0, 5);
+    h.sim.control.addTweets(authors.map((a, i) => ({ authorHandle: a.username, text: `hello @${target.username} ${i}` })));
+    await runWatchTick(jobId, { pool: pool(), queues: h.services.queues });
+    expect((await h.runUntil(jobId, { until: ['scheduled', 'failed'] })).status).toBe('scheduled');
+    const announced = async (job: string) =>
+      (await pool().query<{ count: number; text: string }>(
+        `SELECT (payload->'data'->>'count')::int AS count, payload->>'text' AS text FROM outbox WHERE type = 'watch.new_tweets' AND job_id = $1::bigint ORDER BY id`,
+        [job],
+      )).rows;
+    const second = (await announced(jobId)).find((e) => e.text.includes('in pass 2'))!;
+    expect(second.count).toBe(5);
+    expect((await pool().query<{ n: number }>('SELECT last_pass_new AS n FROM watches WHERE job_id = $1::bigint', [jobId])).rows[0]!.n).toBe(5);
+    await runCli(['cancel', jobId], h.env);
+    // A one-shot pass of the same handle: nothing new since; its page of older mentions is new to
+    // its job, not to the watch.
+    const oneShot = await h.submit({ kind: 'mentions', params: { handle: target.username } });
+    const snap = await h.runUntil(oneShot);
+    expect(snap.status).toBe('completed');
+    expect(snap.tweets).toBeGreaterThan(0);
+    expect(await announced(oneShot)).toEqual([]);
+  });
+
   it('a parked job is announced at most hourly; a key is announced once per crossing of 20% and 10%', async () => {
     const jobId = await h.submit({ kind: 'search', params: { query: 'lang:en', since: '2026-10-04', until: '2026-10-05' } });
     await pauseJobForQuota(pool(), jobId, 'no key can grant');
