@@ -149,11 +149,16 @@ export class HarvestQueues {
     if (job && !(await job.isActive())) await job.remove().catch(() => undefined);
   }
 
-  /** One scheduler per watch: a tick every `everyMs`; the tick starts a pass unless one runs. */
-  async scheduleWatch(jobId: string, everyMs: number): Promise<void> {
+  /**
+   * One scheduler per watch: a tick every `everyMs`; the tick starts a pass unless one runs. Its
+   * first tick comes at once (BullMQ's `every`), or at `firstAt` when that is later: a scheduler
+   * put back after Redis lost it (reconcile, resume) waits for the pass that is due, instead of
+   * starting one early and buying its requests again.
+   */
+  async scheduleWatch(jobId: string, everyMs: number, firstAt: Date | null = null): Promise<void> {
     await this.#queues.watch.upsertJobScheduler(
       watchSchedulerId(jobId),
-      { every: everyMs },
+      firstAt !== null && firstAt.getTime() > Date.now() ? { every: everyMs, startDate: firstAt } : { every: everyMs },
       { name: 'tick', data: { jobId } satisfies WatchTick, opts: { removeOnComplete: true, removeOnFail: true } },
     );
   }

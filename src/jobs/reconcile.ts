@@ -49,7 +49,7 @@ export async function reconcile(deps: ReconcileDeps, jobId?: string): Promise<Re
   let rescheduled = 0;
   for (const w of watches) {
     if (await deps.queues.hasWatchSchedule(w.jobId)) continue;
-    await deps.queues.scheduleWatch(w.jobId, w.everySeconds * 1000);
+    await deps.queues.scheduleWatch(w.jobId, w.everySeconds * 1000, w.nextDueAt);
     rescheduled++;
   }
   return { slices: slices.length, requeued, watches: watches.length, rescheduled };

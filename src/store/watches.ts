@@ -572,15 +572,17 @@ export async function openGaps(db: Queryable, jobId: string): Promise<WatchGap[]
 export interface ScheduledWatch {
   jobId: string;
   everySeconds: number;
+  /** When its next pass is due (null: before its first pass ended). */
+  nextDueAt: Date | null;
 }
 
 export async function scheduledWatches(db: Queryable, jobId?: string): Promise<ScheduledWatch[]> {
-  const { rows } = await db.query<{ job_id: string; every_seconds: number }>(
-    `SELECT w.job_id::text, w.every_seconds FROM watches w JOIN jobs j ON j.id = w.job_id
+  const { rows } = await db.query<{ job_id: string; every_seconds: number; next_due_at: Date | null }>(
+    `SELECT w.job_id::text, w.every_seconds, w.next_due_at FROM watches w JOIN jobs j ON j.id = w.job_id
       WHERE w.enabled AND w.every_seconds IS NOT NULL
         AND j.status = ANY($2::text[])
         AND ($1::bigint IS NULL OR j.id = $1::bigint)`,
     [jobId ?? null, LIVE_JOB_STATUSES],
   );
-  return rows.map((r) => ({ jobId: r.job_id, everySeconds: r.every_seconds }));
+  return rows.map((r) => ({ jobId: r.job_id, everySeconds: r.every_seconds, nextDueAt: r.next_due_at }));
 }

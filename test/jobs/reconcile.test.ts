@@ -44,6 +44,23 @@ describe('reconcile', () => {
     await h.services.queues.obliterate();
   });
 
+  it("a watch's scheduler put back after Redis lost it ticks when the next pass is due, not at once", async () => {
+    const w = h.sim.world;
+    const target = [...w.users].filter((u) => !u.protected && !u.suspended && !u.deleted).sort((a, b) => w.mentionsOf(b.index).length - w.mentionsOf(a.index).length)[0]!;
+    const jobId = await h.submit({ kind: 'mentions', params: { handle: target.username, everySeconds: 3600 } });
+    expect((await h.runUntil(jobId, { until: ['scheduled', 'failed'] })).status).toBe('scheduled');
+    const deps = { pool: h.services.pool, queues: h.services.queues, budgets: h.services.gate };
+    const queues = h.services.queues;
+    await queues.obliterate();
+    expect(await queues.hasWatchSchedule(jobId)).toBe(false);
+    expect(await reconcile(deps, jobId)).toMatchObject({ watches: 1, rescheduled: 1 });
+    expect(await queues.hasWatchSchedule(jobId)).toBe(true);
+    // Its tick waits for the hour (delayed), none is ready to start a pass now.
+    const { watch } = await queues.counts();
+    expect([watch.waiting, watch.prioritized, watch.delayed]).toEqual([0, 0, 1]);
+    await queues.obliterate();
+  });
+
   it('a running worker re-queues slices whose queue entries vanished while they ran, without a restart', { timeout: 40_000 }, async () => {
     const query = { query: 'lang:en', since: '2026-09-12', until: '2026-09-15' };
     const jobId = await h.submit({ kind: 'search', params: query });
