@@ -10,7 +10,8 @@
  * grants flow again, then the work that will ask for grants.
  */
 import type { Pool } from '../store/db.ts';
-import { jobBudgets, runnableSlices } from '../store/job-control.ts';
+import { jobBudgets, runnableSlices, unrolledEnds } from '../store/job-control.ts';
+import { finishSlice, rollUpJob } from '../store/job-runtime.ts';
 import { scheduledWatches } from '../store/watches.ts';
 import type { HarvestQueues } from './queue.ts';
 
@@ -32,6 +33,8 @@ export interface ReconcileResult {
   watches: number;
   /** Watch schedulers that were missing and were added now. */
   rescheduled: number;
+  /** Ends rolled up now that no walk would have rolled up (unrolledEnds). */
+  rolledUp: number;
 }
 
 /** Reconciles every live job, or only `jobId` (then the epoch is left alone: other jobs were not restored). */
@@ -45,6 +48,13 @@ export async function reconcile(deps: ReconcileDeps, jobId?: string): Promise<Re
   for (const s of slices) {
     if (await deps.queues.ensureSliceQueued(s.priority, { jobId: s.jobId, sliceId: s.sliceId })) requeued++;
   }
+  // Ends a walk committed and died before rolling up, with the queue entry that would have run
+  // it again lost: without this the job stayed running for ever (and `--wait` with it).
+  const ends = await unrolledEnds(deps.pool, jobId);
+  for (const end of ends) {
+    if (end.sliceId !== null) await finishSlice(deps.pool, { sliceId: end.sliceId, jobId: end.jobId, status: 'done' });
+    else await rollUpJob(deps.pool, end.jobId);
+  }
   const watches = await scheduledWatches(deps.pool, jobId);
   let rescheduled = 0;
   for (const w of watches) {
@@ -52,5 +62,5 @@ export async function reconcile(deps: ReconcileDeps, jobId?: string): Promise<Re
     await deps.queues.scheduleWatch(w.jobId, w.everySeconds * 1000, w.nextDueAt);
     rescheduled++;
   }
-  return { slices: slices.length, requeued, watches: watches.length, rescheduled };
+  return { slices: slices.length, requeued, watches: watches.length, rescheduled, rolledUp: ends.length };
 }

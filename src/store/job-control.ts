@@ -27,6 +27,31 @@ export async function runnableSlices(db: Queryable, jobId?: string): Promise<Run
   return rows.map((r) => ({ jobId: r.job_id, sliceId: r.id, priority: r.priority }));
 }
 
+/**
+ * Ends no roll-up recorded: slices a page commit ended (`done`, atomically with their last page)
+ * whose walk died before its roll-up (finishSlice), while Redis lost the queue entry that would
+ * have run the walk again to finish it. Two kinds: a watch pass not recorded on its watch
+ * (`sliceId` set: finishSlice records it and rolls the job up), and a queued or running job with
+ * nothing left to run (`sliceId` null: a roll-up ends it).
+ */
+export async function unrolledEnds(db: Queryable, jobId?: string): Promise<Array<{ jobId: string; sliceId: string | null }>> {
+  const { rows } = await db.query<{ job_id: string; slice_id: string | null }>(
+    `SELECT s.job_id::text, s.id::text AS slice_id
+       FROM job_slices s JOIN watches w ON w.job_id = s.job_id JOIN jobs j ON j.id = s.job_id
+      WHERE s.status = 'done' AND (s.params->>'pass')::int > w.passes
+        AND j.status = ANY($2::text[]) AND ($1::bigint IS NULL OR j.id = $1::bigint)
+     UNION ALL
+     SELECT j.id::text, NULL
+       FROM jobs j
+      WHERE j.status IN ('queued', 'running') AND ($1::bigint IS NULL OR j.id = $1::bigint)
+        AND EXISTS (SELECT 1 FROM job_slices s WHERE s.job_id = j.id)
+        AND NOT EXISTS (SELECT 1 FROM job_slices s WHERE s.job_id = j.id AND s.status IN ('pending', 'running'))
+     ORDER BY 2 NULLS LAST`,
+    [jobId ?? null, LIVE_JOB_STATUSES],
+  );
+  return rows.map((r) => ({ jobId: r.job_id, sliceId: r.slice_id }));
+}
+
 /** Budgets to restore in Redis after a loss: what each job may still spend. */
 export async function jobBudgets(db: Queryable): Promise<Array<{ jobId: string; remaining: number }>> {
   const { rows } = await db.query<{ id: string; remaining: string }>(

@@ -61,6 +61,35 @@ describe('reconcile', () => {
     await queues.obliterate();
   });
 
+  it('a job whose walks a commit ended, with the roll-up lost to a crash and its queue entries to Redis, is ended by reconcile; so is a watch pass', async () => {
+    const deps = { pool: h.services.pool, queues: h.services.queues, budgets: h.services.gate };
+    const pool = h.services.pool;
+    // The state a worker killed right after its last page's commit leaves: every slice done (the
+    // commit marks it, atomically with the page), the job still running, and no queue entry.
+    const jobId = await h.submit({ kind: 'search', params: { query: 'lang:en', since: '2026-09-20', until: '2026-09-21' } });
+    await pool.query(`UPDATE jobs SET status = 'running', started_at = now() WHERE id = $1::bigint`, [jobId]);
+    await pool.query(`UPDATE job_slices SET status = 'done', end_reason = 'end', finished_at = now() WHERE job_id = $1::bigint`, [jobId]);
+    await h.services.queues.obliterate();
+    expect(await reconcile(deps, jobId)).toMatchObject({ requeued: 0, rolledUp: 1 });
+    expect((await jobSnapshot(pool, jobId))?.status).toBe('completed');
+
+    // A watch pass the same way: its slice done by its last commit, the pass not on the watch.
+    const w = h.sim.world;
+    const target = [...w.users].filter((u) => !u.protected && !u.suspended && !u.deleted).sort((a, b) => w.mentionsOf(b.index).length - w.mentionsOf(a.index).length)[1]!;
+    const watchId = await h.submit({ kind: 'mentions', params: { handle: target.username, everySeconds: 3600 } });
+    const passes = async () => (await pool.query<{ n: number }>('SELECT passes AS n FROM watches WHERE job_id = $1::bigint', [watchId])).rows[0]!.n;
+    expect(await passes()).toBe(0);
+    await pool.query(`UPDATE jobs SET status = 'running', started_at = now() WHERE id = $1::bigint`, [watchId]);
+    await pool.query(`UPDATE job_slices SET status = 'done', end_reason = 'end', finished_at = now() WHERE job_id = $1::bigint`, [watchId]);
+    await h.services.queues.obliterate();
+    expect(await reconcile(deps, watchId)).toMatchObject({ rolledUp: 2 });
+    expect(await passes()).toBe(1);
+    expect((await jobSnapshot(pool, watchId))?.status).toBe('scheduled');
+    // Nothing left to end: a second reconcile does nothing.
+    expect(await reconcile(deps)).toMatchObject({ rolledUp: 0 });
+    await h.services.queues.obliterate();
+  });
+
   it('a running worker re-queues slices whose queue entries vanished while they ran, without a restart', { timeout: 40_000 }, async () => {
     const query = { query: 'lang:en', since: '2026-09-12', until: '2026-09-15' };
     const jobId = await h.submit({ kind: 'search', params: query });
