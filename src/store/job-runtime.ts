@@ -86,12 +86,22 @@ export async function loadSliceForRun(db: Queryable, sliceId: string): Promise<S
  */
 export async function markSliceRunning(pool: Pool, sliceId: string, jobId: string, lease: string): Promise<boolean> {
   return withTransaction(pool, async (client) => {
+    await client.query('SAVEPOINT before_take');
     const taken = await client.query(
       `UPDATE job_slices SET status = 'running', lease = $2, updated_at = now()
         WHERE id = $1::bigint AND status IN ('pending', 'running')`,
       [sliceId, lease],
     );
     if ((taken.rowCount ?? 0) === 0) return false;
+    // Read after the slice's lock, in a statement of its own: a pause or cancel that held the
+    // slice (it locks the job's slices, then the job) has committed by now and is seen here. The
+    // walk's caller checked the job before, and a pause landing in between let it take a paused
+    // job's slice and buy a page fetched ahead that the pause then dropped.
+    const job = await client.query<{ status: JobStatus }>('SELECT status FROM jobs WHERE id = $1::bigint FOR NO KEY UPDATE', [jobId]);
+    if (!job.rows[0] || !isLiveJobStatus(job.rows[0].status)) {
+      await client.query('ROLLBACK TO SAVEPOINT before_take');
+      return false;
+    }
     await client.query(
       `UPDATE jobs SET status = 'running', note = CASE WHEN status = 'paused_quota' THEN NULL ELSE note END,
               started_at = coalesce(started_at, now()), updated_at = now()

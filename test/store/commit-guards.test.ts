@@ -59,6 +59,19 @@ describe('page commit guards', () => {
     expect(again.stalePages).toBe(1);
   });
 
+  it("a walk cannot take a slice once its job is paused or cancelled, though it found the job live a moment before", async () => {
+    for (const action of ['pause', 'cancel'] as const) {
+      const { jobId, sliceIds } = await slicesOf(db.pool, 1);
+      const sliceId = sliceIds[0]!;
+      // The walk read the job live, then the pause landed before it took the slice.
+      expect(await setJobControl(db.pool, jobId, action)).toBeTruthy();
+      const before = await db.pool.query<{ status: string; lease: string | null }>('SELECT status, lease FROM job_slices WHERE id = $1::bigint', [sliceId]);
+      expect(await markSliceRunning(db.pool, sliceId, jobId, 'late-walk')).toBe(false);
+      const after = await db.pool.query<{ status: string; lease: string | null }>('SELECT status, lease FROM job_slices WHERE id = $1::bigint', [sliceId]);
+      expect(after.rows[0]).toEqual(before.rows[0]);
+    }
+  });
+
   it('the page that ends a walk writes its end reason; a page of a walk that lost the slice writes nothing', async () => {
     const { jobId, sliceIds } = await newSlices(1);
     const sliceId = sliceIds[0]!;
