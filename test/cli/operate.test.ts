@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { runCli } from '../helpers/cli.ts';
 import { describe, expect, it } from 'vitest';
@@ -64,6 +64,23 @@ describe('operating commands', () => {
     expect(result.out).toMatch(/^k_[0-9a-f]{12}\s+[\d,]+\s+20\d\d-/m);
     expect(result.out).not.toContain('refused-key');
     expect(result.code).toBe(1);
+  });
+
+  it('a reader that closes the pipe early (status | head) ends the output quietly: no stack, the exit code stands', async () => {
+    const bin = fileURLToPath(new URL('../../bin/harvest.js', import.meta.url));
+    const env: NodeJS.ProcessEnv = { ...process.env, ...h.env };
+    for (const argv of [['status'], ['--help']]) {
+      const result = await new Promise<{ code: number | null; err: string }>((resolve) => {
+        const child = spawn(process.execPath, [bin, ...argv], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+        let err = '';
+        child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+        // The reader is gone before the first line: every write meets EPIPE.
+        child.stdout.destroy();
+        child.on('close', (code) => resolve({ code, err }));
+      });
+      expect(result.err, argv.join(' ')).not.toMatch(/EPIPE|\n\s+at /);
+      expect(result.code, argv.join(' ')).toBe(0);
+    }
   });
 
   it('status tells a job waiting for rate apart from one merely running', async () => {
