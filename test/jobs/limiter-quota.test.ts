@@ -126,6 +126,21 @@ describe('RedisGate quota', () => {
     expect((error as QuotaExhaustedError).retryAt?.getTime()).toBe(validUntil.getTime());
   });
 
+  it('a quota sync asks through a quota park, and a topped-up account is usable at once', async () => {
+    const gate = gateWith({ recheckMs: DEFAULT_RECHECK });
+    await gate.setQuota(ONE!.fingerprint, 1);
+    await gate.acquire({ priority: 'watch' });
+    // The last unit spent: parked until the recheck, ten minutes away.
+    expect(await rejection(gate.acquire({ priority: 'watch' }))).toBeInstanceOf(QuotaExhaustedError);
+    expect((await gate.keyStates())[0]).toMatchObject({ remaining: 0, reason: 'quota' });
+    // The operator tops the account up and runs `harvest quota`.
+    const [synced] = await gate.syncQuota(() => Promise.resolve({ remaining: 500, validUntil: null }));
+    // 500 as the service answered, less the usage call's own unit.
+    expect(synced).toMatchObject({ remaining: 499, error: null });
+    expect((await gate.keyStates())[0]).toMatchObject({ remaining: 499, reason: null });
+    expect((await gate.acquire({ priority: 'watch' })).key).toBe('quota-key');
+  });
+
   it('a sync if due asks the service once an interval whoever asks, not for an idle key, and always for an unknown or spent quota', async () => {
     const gate = gateWith();
     let asked = 0;

@@ -126,6 +126,10 @@ for i = 1, n do
       if st[4] == 'quota' then redis.call('DEL', q) end
       parked = nil
     end
+    -- A quota sync asks through a quota park: the account may have been topped up, and the sync
+    -- is how anyone finds out before the recheck (\`harvest quota\` right after a top-up). Its
+    -- answer parks the key again, or lifts the park (SYNC_QUOTA_LUA).
+    if parked and mode == 'sync' and st[4] == 'quota' then parked = nil end
     if parked then
       if not retryAt or parked < retryAt then retryAt = parked end
     else
