@@ -31,7 +31,16 @@ export interface UnfinishedWalk {
   kind: string;
   reason: string;
   params: Record<string, unknown>;
+  /** Where it stopped, when a repair may go on from there (repairSlices' `resume`); else null. */
+  resumeCursor: string | null;
 }
+
+/**
+ * Stops whose cursor a repair may go on from: the walk was cut short by something outside the
+ * listing (a budget, --max-tweets, a failure, a cancel). Not a repeated cursor, empty or stale
+ * pages (the cursor itself is suspect) nor a missing target.
+ */
+const RESUMABLE = new Set(['budget', 'max-tweets', 'failed', 'cancelled']);
 
 /** A walk the service ended at once with nothing (a quiet range, or an outage answering empty). */
 export interface EmptyWalk {
@@ -173,7 +182,10 @@ export function auditFromInput(input: AuditInput): AuditReport {
   // runs stopped before it, and a walk stopped again is listed (and queued by a repair) once.
   const unfinished: UnfinishedWalk[] = latestWalks(input.slices, (s) => !isRanged(s))
     .filter((s) => reasonOf(s) !== null)
-    .map((s) => ({ sliceId: s.id, kind: s.kind, reason: reasonOf(s)!, params: s.params }));
+    .map((s) => {
+      const reason = reasonOf(s)!;
+      return { sliceId: s.id, kind: s.kind, reason, params: s.params, resumeCursor: RESUMABLE.has(reason) ? (s.cursor ?? null) : null };
+    });
   return {
     jobId: input.job.id,
     kind: input.job.kind,
@@ -277,7 +289,9 @@ export function repairSlices(report: AuditReport, options: RepairOptions = {}): 
       kind: u.kind,
       params: { ...u.base, ...(u.sinceMs !== null ? { sinceMs: u.sinceMs } : {}), untilMs: u.untilMs },
     })),
-    ...report.unfinished.filter((w) => w.reason !== 'still walking').map((w) => ({ kind: w.kind, params: w.params })),
+    ...report.unfinished
+      .filter((w) => w.reason !== 'still walking')
+      .map((w) => ({ kind: w.kind, params: w.params, ...(options.resume && w.resumeCursor !== null ? { cursor: w.resumeCursor } : {}) })),
     ...(options.recheckEmpty ? report.answeredEmpty.map((w) => ({ kind: w.kind, params: w.params })) : []),
   ];
 }
@@ -285,6 +299,12 @@ export function repairSlices(report: AuditReport, options: RepairOptions = {}): 
 export interface RepairOptions {
   /** Also walk again what the service answered empty (after an outage that answered empty). */
   recheckEmpty?: boolean;
+  /**
+   * A listing walk stopped by a budget, --max-tweets, a failure or a cancel goes on from its saved
+   * cursor instead of its first page: the pages it read are not bought again. Off by default:
+   * nothing says how long the service honours a cursor, and one refused fails the repair.
+   */
+  resume?: boolean;
 }
 
 const isClaimed = (s: AuditSliceRow): boolean => s.status === 'pending' || s.status === 'running';

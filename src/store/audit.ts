@@ -22,6 +22,8 @@ export interface AuditSliceRow {
   items: number;
   /** Creation time of the oldest tweet the walk reached (ids encode it), or null. */
   oldestMs: number | null;
+  /** Where the walk would go on (its next cursor), or null (it ended, or read no page). */
+  cursor?: string | null;
 }
 
 export interface AuditInput {
@@ -64,8 +66,9 @@ export async function loadAuditInput(db: Queryable, jobId: string): Promise<Audi
     pages: string;
     items: string;
     oldest_ms: string | null;
+    cursor: string | null;
   }>(
-    `SELECT id::text, kind, params, status, end_reason, pages::text, items::text,
+    `SELECT id::text, kind, params, status, end_reason, pages::text, items::text, cursor,
             ((oldest_tweet_id >> 22) + ${TWITTER_EPOCH_MS})::text AS oldest_ms
        FROM job_slices WHERE job_id = $1::bigint ORDER BY id`,
     [jobId],
@@ -94,6 +97,7 @@ export async function loadAuditInput(db: Queryable, jobId: string): Promise<Audi
       pages: Number(s.pages),
       items: Number(s.items),
       oldestMs: s.oldest_ms === null ? null : Number(s.oldest_ms),
+      cursor: s.cursor,
     })),
     tweetsPerDay: new Map(days.map((d) => [Number(d.day), Number(d.n)])),
   };

@@ -96,6 +96,8 @@ export interface NewSlice {
   kind: string;
   params: Record<string, unknown>;
   parentId?: string | null;
+  /** Where the walk starts (a repair going on from a stopped walk's cursor); null or absent: its first page. */
+  cursor?: string | null;
 }
 
 export interface CreatedSlice {
@@ -127,11 +129,18 @@ export async function insertSlices(db: Queryable, jobId: string, slices: readonl
   if (slices.length === 0) return [];
   const nowMs = Date.now();
   const { rows } = await db.query<{ id: string; priority: JobPriority }>(
-    `INSERT INTO job_slices (job_id, kind, params, parent_id, priority)
-     SELECT $1::bigint, k, p::jsonb, parent, pr FROM unnest($2::text[], $3::text[], $4::bigint[], $5::text[]) WITH ORDINALITY AS s(k, p, parent, pr, n)
+    `INSERT INTO job_slices (job_id, kind, params, parent_id, priority, cursor)
+     SELECT $1::bigint, k, p::jsonb, parent, pr, c FROM unnest($2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[]) WITH ORDINALITY AS s(k, p, parent, pr, c, n)
      ORDER BY n
      RETURNING id::text, priority`,
-    [jobId, slices.map((s) => s.kind), slices.map((s) => JSON.stringify(s.params ?? {})), slices.map((s) => s.parentId ?? null), slices.map((s) => slicePriority(s.params, nowMs))],
+    [
+      jobId,
+      slices.map((s) => s.kind),
+      slices.map((s) => JSON.stringify(s.params ?? {})),
+      slices.map((s) => s.parentId ?? null),
+      slices.map((s) => slicePriority(s.params, nowMs)),
+      slices.map((s) => s.cursor ?? null),
+    ],
   );
   // Identity values follow insertion order, which follows ORDER BY n.
   return rows.sort((a, b) => compareIds(a.id, b.id));

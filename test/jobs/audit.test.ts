@@ -69,6 +69,40 @@ describe('harvest audit', () => {
     }
   });
 
+  it('--repair --resume goes on from where budget-stopped listing walks stopped: no page is bought twice', { timeout: 120_000 }, async () => {
+    const list = [...h.sim.world.lists].sort((a, b) => b.members.length + b.followers.length - (a.members.length + a.followers.length))[0]!;
+    const perPath = (since: number) => {
+      const counts = new Map<string, number>();
+      for (const r of h.sim.control.requestLog().slice(since)) if (r.status === 200 && r.path !== '/v3/key-usage-info') counts.set(r.path, (counts.get(r.path) ?? 0) + 1);
+      return counts;
+    };
+    // What a crawl of the whole list costs, walk by walk.
+    let mark = h.sim.control.requestLog().length;
+    expect((await h.runUntil(await h.submit({ kind: 'list', params: { listId: list.id } }), { timeoutMs: 60_000 })).status).toBe('completed');
+    const whole = perPath(mark);
+    expect((whole.get('/v3/list-members') ?? 0) + (whole.get('/v3/list-followers') ?? 0)).toBeGreaterThan(6);
+
+    // The same crawl a fifth of its requests at a time: the first run, then repairs that go on.
+    const budget = Math.ceil([...whole.values()].reduce((a, b) => a + b, 0) / 5);
+    mark = h.sim.control.requestLog().length;
+    const jobId = await h.submit({ kind: 'list', params: { listId: list.id }, maxRequests: budget });
+    expect((await h.runUntil(jobId)).status).toBe('completed');
+    let repairs = 0;
+    for (; repairs < 12; repairs++) {
+      const audit = await runCli(['audit', jobId, '--repair', '--resume'], h.env);
+      if (audit.code === 0) break;
+      expect(audit.out).toMatch(/repair: queued \d+ slice/);
+      expect((await h.runUntil(jobId, { timeoutMs: 60_000 })).status).toBe('completed');
+    }
+    expect(repairs).toBeGreaterThan(0);
+    expect(repairs).toBeLessThan(12);
+    // Every walk read each of its pages once, as the whole crawl did.
+    expect(perPath(mark)).toEqual(whole);
+    const members = await h.services.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM job_users WHERE job_id = $1::bigint AND role = $2', [jobId, 'list_member']);
+    expect(members.rows[0]!.n).toBeGreaterThan(0);
+    expect((await runCli(['audit', jobId, '--resume'], h.env)).err).toBe('harvest: --resume goes with --repair');
+  });
+
   it('walks the service answered empty are listed, and --repair --recheck-empty reads them again', { timeout: 90_000 }, async () => {
     const query = 'lang:fr';
     const range = { since: '2026-10-12', until: '2026-10-14' };

@@ -56,10 +56,15 @@ export function registerAuditCommand(program: Command, state: CliState): void {
     .option('--repair', 'queue slices for exactly the uncovered ranges (a worker, or --wait elsewhere, runs them)')
     .option('--max-requests <n>', "with --repair: the repair's request budget (default: the job's own budget again)")
     .option('--recheck-empty', 'with --repair: also walk again what the service answered empty (after an outage that answered empty)')
-    .action(async (id: string, o: { repair?: boolean; maxRequests?: string; recheckEmpty?: boolean }) => {
+    .option(
+      '--resume',
+      'with --repair: a timeline or list walk stopped by its budget, --max-tweets, a failure or a cancel goes on from its saved cursor, not its first page (a cursor the service no longer honours fails the repair: run it again without --resume)',
+    )
+    .action(async (id: string, o: { repair?: boolean; maxRequests?: string; recheckEmpty?: boolean; resume?: boolean }) => {
       const jobId = parseJobId(id);
       const maxRequests = o.maxRequests === undefined ? undefined : parsePositiveInt(o.maxRequests, '--max-requests');
       if (o.recheckEmpty && !o.repair) throw new InputError('--recheck-empty goes with --repair');
+      if (o.resume && !o.repair) throw new InputError('--resume goes with --repair');
       const runtime = cliRuntime(state, { quiet: true });
       const pool = await openCheckedPool(runtime.config, { max: 1, applicationName: 'harvest-audit' });
       let report: AuditReport | null;
@@ -81,6 +86,7 @@ export function registerAuditCommand(program: Command, state: CliState): void {
         repairJob({ pool: services.pool, queues: services.queues, budgets: services.gate }, report, {
           ...(maxRequests === undefined ? {} : { maxRequests }),
           recheckEmpty,
+          resume: o.resume === true,
         }),
       );
       console.log(queued.length === 0 ? 'nothing to repair yet (walks still running)' : `repair: queued ${queued.length} slice(s): ${queued.join(', ')}`);
