@@ -34,19 +34,6 @@ export async function missingParents(db: Queryable, sourceJobId: string, exclude
   return rows.map((r) => r.id);
 }
 
-/**
- * Which of `ids` `tweets` holds in full: a v2 embedded copy does not count, as in missingParents
- * (it does not say what it replies to, so the walk must fetch it to climb on).
- */
-export async function fullTweetIds(db: Queryable, ids: readonly string[]): Promise<Set<string>> {
-  if (ids.length === 0) return new Set();
-  const { rows } = await db.query<{ id: string }>(
-    "SELECT id::text AS id FROM tweets WHERE id = ANY($1::bigint[]) AND source <> 'v2-embedded'",
-    [ids],
-  );
-  return new Set(rows.map((r) => r.id));
-}
-
 /** The stored reply_count of each of `ids` that is stored (counts from the tweets' last observation). */
 export async function rootReplyCounts(db: Queryable, ids: readonly string[]): Promise<Map<string, number>> {
   if (ids.length === 0) return new Map();

@@ -118,6 +118,17 @@ describe('conversations', () => {
     expect(rows).toEqual([{ root_id: t.root, root_complete: true }]);
   });
 
+  it('a parent another job stored in full does not end the walk: the walk climbs on past it to what is missing above', async () => {
+    const t = addThread(h);
+    const source = await sourceJob(h, [t.leaf]);
+    // p1, two levels up, stored in full by another job; its own parent (the root) is not stored.
+    await sourceJob(h, [t.p1]);
+    const spent = await walkParents(h, source);
+    expect(spent).toBe(2); // p2, then the root above the stored p1
+    const { rows } = await h.services.pool.query('SELECT root_id::text, root_complete FROM threads WHERE tweet_id = $1::bigint', [t.leaf]);
+    expect(rows).toEqual([{ root_id: t.root, root_complete: true }]);
+  });
+
   it('--max-requests is exact: the job spends that many requests and not one more', async () => {
     const t = addThread(h);
     const source = await sourceJob(h, [t.leaf]);

@@ -17,7 +17,7 @@ import { z } from 'zod';
 import { quarantineOf } from '../../api-client/index.ts';
 import type { Pool, Queryable } from '../../store/db.ts';
 import { withTransaction } from '../../store/db.ts';
-import { conversationRoots, rootReplyCounts, missingParents, fullTweetIds } from '../../store/conversations.ts';
+import { conversationRoots, rootReplyCounts, missingParents } from '../../store/conversations.ts';
 import { jobIdSchema } from '../../store/job-id.ts';
 import { createJob, insertSlices } from '../../store/jobs.ts';
 import type { FetchedPage, JobKind, SliceHandler, SliceSpec } from '../kind.ts';
@@ -67,11 +67,11 @@ export const conversationParentsSlice: SliceHandler<ConversationsJobParams> = {
     const page = await ctx.client.tweetInfoBulk(batch, ctx.call);
     const returned = new Set(page.items.map((t) => t.id));
     const gone = [...at.gone, ...batch.filter((id) => !returned.has(id))];
-    // The next level: parents of what this page brought that are neither stored in full nor asked for.
-    const parents = [...new Set(page.items.flatMap((t) => (t.inReplyToTweetId === null ? [] : [t.inReplyToTweetId])))];
-    const stored = await fullTweetIds(ctx.db, parents);
+    // The next level: a parent of what this page brought that was not asked for. One stored in full
+    // (by another job) may have a missing parent of its own: the next page asks Postgres, which
+    // climbs the stored chain (missingParents), and ends without a request when nothing is missing.
     const goneSet = new Set(gone);
-    const more = missing.length > BULK_SIZE || parents.some((id) => !stored.has(id) && !returned.has(id) && !goneSet.has(id));
+    const more = missing.length > BULK_SIZE || page.items.some((t) => t.inReplyToTweetId !== null && !returned.has(t.inReplyToTweetId) && !goneSet.has(t.inReplyToTweetId));
     return {
       endpoint: 'POST /v3/tweet-info-bulk',
       tweets: page.items,
