@@ -7,7 +7,7 @@ import type { Pool } from '../store/db.ts';
 import { withTransaction } from '../store/db.ts';
 import { completeEmptyJob, createJob, insertSlices } from '../store/jobs.ts';
 import { startWatchPassIn } from '../store/watches.ts';
-import type { PlanContext } from './kind.ts';
+import type { PlanContext, SubmitQueues } from './kind.ts';
 import type { HarvestQueues } from './queue.ts';
 import { jobKind, type JobKindName } from './registry.ts';
 
@@ -29,7 +29,7 @@ export async function submitJob(deps: SubmitDeps, input: SubmitInput): Promise<{
   const kind = jobKind(input.kind);
   const params = kind.params.parse(input.params);
   const slices = kind.planWithStore ? await kind.planWithStore(deps.pool, params, deps.planContext) : kind.plan(params, deps.planContext);
-  const { jobId, queued } = await withTransaction(deps.pool, async (client) => {
+  const { jobId, queued, passStarted } = await withTransaction(deps.pool, async (client) => {
     const id = await createJob(client, {
       kind: kind.kind,
       params: kind.recordedParams?.(params) ?? (params as Record<string, unknown>),
@@ -41,6 +41,7 @@ export async function submitJob(deps: SubmitDeps, input: SubmitInput): Promise<{
     // A watch kind that planned no pass starts its first one here, from the state of its
     // identity's watch (watermark, floor): a one-shot pass continues where the last one stopped.
     const passSlice = kind.passSlice?.bind(kind);
+    let passStarted = false;
     if (passSlice && !slices.some((s) => s.params.pass !== undefined)) {
       const first = await startWatchPassIn(
         client,
@@ -48,16 +49,25 @@ export async function submitJob(deps: SubmitDeps, input: SubmitInput): Promise<{
         (w) => passSlice(params, { watermarkId: w.watermarkId, floorMs: w.floorMs, gaps: w.gaps, pass: w.passes + 1, now: deps.planContext.now }),
         { markRunning: false },
       );
-      if (first?.started) created.push({ id: first.sliceId, priority: first.priority });
+      if (first?.started) {
+        created.push({ id: first.sliceId, priority: first.priority });
+        passStarted = true;
+      }
     }
     // Nothing to walk (a range that ends before it starts: `--since` later than now) and no watch
     // to run passes later: the job ends here, or it would wait as `queued` for a slice forever.
     if (created.length === 0) await completeEmptyJob(client, id, 'nothing to harvest: the planned range is empty');
-    return { jobId: id, queued: created };
+    return { jobId: id, queued: created, passStarted };
   });
   if (input.maxRequests !== undefined) await deps.budgets.setBudget(jobId, input.maxRequests);
   // Each on its own slice's queue: a watch's history backfill is backfill work, its passes watch work.
   for (const s of queued) await deps.queues.enqueueSlice(s.priority, { jobId, sliceId: s.id });
-  await kind.afterSubmit?.(deps.queues, jobId, params);
+  // A watch whose first pass was started here: its scheduler's first tick is the second pass, due
+  // an interval from now. BullMQ's every-scheduler ticks at once otherwise, and on a busy watch
+  // queue that tick came after the first pass ended and started the second straight away.
+  const queues: SubmitQueues = passStarted
+    ? { scheduleWatch: (id, everyMs) => deps.queues.scheduleWatch(id, everyMs, new Date(Date.now() + everyMs)) }
+    : deps.queues;
+  await kind.afterSubmit?.(queues, jobId, params);
   return { jobId, slices: queued.length };
 }

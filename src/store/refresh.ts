@@ -54,7 +54,11 @@ export async function startRefreshPass(
   pass: { select(db: Queryable, jobParams: unknown): Promise<string[]>; plan(ids: readonly string[]): NewSlice[]; doneNote: string },
 ): Promise<RefreshPassOutcome> {
   return withTransaction(pool, async (client) => {
-    // Lock first, then read in a new statement (READ COMMITTED: see startWatchPass).
+    // Lock first, then read in a new statement (READ COMMITTED: see startWatchPass). The job row
+    // before the watch row, as everywhere (docs/architecture.md, "One lock order"): a pause or
+    // cancel holds the job and then writes its watch, and a tick that took the watch first
+    // deadlocked with it while it selected a large source job's tweets.
+    await client.query('SELECT 1 FROM jobs WHERE id = $1::bigint FOR NO KEY UPDATE', [jobId]);
     await client.query('SELECT 1 FROM watches WHERE job_id = $1::bigint FOR UPDATE', [jobId]);
     const { rows } = await client.query<{ status: JobStatus; params: unknown; enabled: boolean; active: CreatedSlice[] }>(
       `SELECT j.status, j.params, w.enabled,

@@ -44,6 +44,18 @@ describe('reconcile', () => {
     await h.services.queues.obliterate();
   });
 
+  it('a watch submitted with its first pass queued: its scheduler first ticks an interval later (the second pass), not at once', async () => {
+    await h.services.queues.obliterate();
+    const w = h.sim.world;
+    const target = [...w.users].filter((u) => !u.protected && !u.suspended && !u.deleted).sort((a, b) => w.mentionsOf(b.index).length - w.mentionsOf(a.index).length)[2]!;
+    await h.submit({ kind: 'mentions', params: { handle: target.username, everySeconds: 3600 } });
+    // The watch queue: the first pass's slice ready, the scheduler's tick an hour away.
+    const { watch } = await h.services.queues.counts();
+    expect((watch.waiting ?? 0) + (watch.prioritized ?? 0)).toBe(1);
+    expect(watch.delayed).toBe(1);
+    await h.services.queues.obliterate();
+  });
+
   it("a watch's scheduler put back after Redis lost it ticks when the next pass is due, not at once", async () => {
     const w = h.sim.world;
     const target = [...w.users].filter((u) => !u.protected && !u.suspended && !u.deleted).sort((a, b) => w.mentionsOf(b.index).length - w.mentionsOf(a.index).length)[0]!;

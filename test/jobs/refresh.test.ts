@@ -8,7 +8,10 @@ import { describe, expect, it } from 'vitest';
 import { RefreshJobParams, submitRefresh } from '../../src/jobs/kinds/refresh.ts';
 import { refreshSpend } from '../../src/cli/commands/refresh.ts';
 import type { World } from '../../src/simulator/model.ts';
+import { sqlState } from '../../src/store/db.ts';
+import { setJobControl } from '../../src/store/job-control.ts';
 import { jobSnapshot } from '../../src/store/job-status.ts';
+import { startRefreshPass } from '../../src/store/refresh.ts';
 import { runCli } from '../helpers/cli.ts';
 import { jobTweetIds, useHarness, type Harness } from '../helpers/harness.ts';
 
@@ -215,6 +218,33 @@ describe('harvest refresh', () => {
     for (const s of slices) expect([...s.ids].sort(byId)).toEqual(fresh);
     expect(await requestsSpent(h, jobId)).toBe(slices.length);
     expect(await h.services.queues.hasWatchSchedule(jobId)).toBe(false);
+  });
+
+  it("a scheduled refresh's scheduler first ticks an interval after the first pass, not at once; a tick and a pause do not deadlock", async () => {
+    const deps = { pool: h.services.pool, queues: h.services.queues, budgets: h.services.gate };
+    await h.services.queues.obliterate();
+    const { jobId } = await submitRefresh(deps, { params: { sourceJobId: source, everySeconds: 3600, forSeconds: 7 * 86_400 } });
+    // The first pass is queued (backfill); the scheduler waits an hour for the second.
+    const { watch } = await h.services.queues.counts();
+    expect([watch.waiting, watch.prioritized, watch.delayed]).toEqual([0, 0, 1]);
+    await h.services.queues.obliterate();
+
+    // A tick selecting a large source job's tweets while a pause lands: one lock order.
+    await h.services.pool.query(`UPDATE job_slices SET status = 'done' WHERE job_id = $1::bigint`, [jobId]);
+    const errors: unknown[] = [];
+    const tick = startRefreshPass(h.services.pool, jobId, {
+      select: async (db) => {
+        await new Promise((r) => setTimeout(r, 300));
+        return (await db.query<{ id: string }>('SELECT tweet_id::text AS id FROM job_tweets WHERE job_id = $1::bigint LIMIT 5', [source])).rows.map((r) => r.id);
+      },
+      plan: (ids) => [{ kind: 'refresh', params: { ids } }],
+      doneNote: 'done',
+    }).catch((e: unknown) => void errors.push(e));
+    await new Promise((r) => setTimeout(r, 100));
+    const pause = setJobControl(h.services.pool, jobId, 'pause').catch((e: unknown) => void errors.push(e));
+    await Promise.all([tick, pause]);
+    expect(errors.map((e) => sqlState(e) ?? String(e))).toEqual([]);
+    await setJobControl(h.services.pool, jobId, 'cancel');
   });
 
   it('asks for --yes off a terminal when the refresh (a scheduled one: a month of passes) would spend more than HARVEST_CONFIRM_ABOVE', async () => {

@@ -130,7 +130,10 @@ export async function submitRefresh(
   if (slices.length === 0) return { jobId: id, slices: 0, tweets };
   if (input.maxRequests !== undefined) await deps.budgets.setBudget(id, input.maxRequests);
   for (const s of slices) await deps.queues.enqueueSlice(s.priority, { jobId: id, sliceId: s.id });
-  if (params.everySeconds !== undefined) await deps.queues.scheduleWatch(id, params.everySeconds * 1000);
+  // The first pass is queued above: the scheduler's first tick is the second pass, due an interval
+  // from now (BullMQ's every-scheduler ticks at once otherwise, and a tick after the first pass
+  // ended, on a busy watch queue, started the second at once: every tweet bought again).
+  if (params.everySeconds !== undefined) await deps.queues.scheduleWatch(id, params.everySeconds * 1000, new Date(now.getTime() + params.everySeconds * 1000));
   return { jobId: id, slices: slices.length, tweets };
 }
 
