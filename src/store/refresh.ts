@@ -30,6 +30,19 @@ export async function refreshTweetIds(db: Queryable, s: RefreshSelection): Promi
   return rows.map((r) => r.id);
 }
 
+/** Whether any of the source job's tweets matches `s` (refreshTweetIds without reading them). */
+export async function hasRefreshTweets(db: Queryable, s: RefreshSelection): Promise<boolean> {
+  const { rows } = await db.query(
+    `SELECT 1 FROM job_tweets jt JOIN tweets t ON t.id = jt.tweet_id
+      WHERE jt.job_id = $1::bigint
+        AND ($2::timestamptz IS NULL OR t.first_seen_at <= $2::timestamptz)
+        AND ($3::timestamptz IS NULL OR t.created_at >= $3::timestamptz)
+      LIMIT 1`,
+    [s.sourceJobId, s.firstSeenBefore?.toISOString() ?? null, s.createdAfter?.toISOString() ?? null],
+  );
+  return rows.length > 0;
+}
+
 /** Whether the job exists (a refresh of an unknown job is refused before anything is written). */
 export async function jobExists(db: Queryable, jobId: string): Promise<boolean> {
   const { rows } = await db.query('SELECT 1 FROM jobs WHERE id = $1::bigint', [jobId]);
@@ -42,7 +55,9 @@ export type RefreshPassOutcome =
   /** The job is no longer live or its watch is disabled: nothing to start. */
   | { kind: 'ended' }
   /** No tweet is young enough any more: the watch was disabled and the job completed. */
-  | { kind: 'completed' };
+  | { kind: 'completed' }
+  /** Young tweets are left but none is old enough yet (--older-than): no pass this tick. */
+  | { kind: 'idle' };
 
 /**
  * Starts the next pass of a scheduled refresh unless one is active. `plan` turns the ids selected
@@ -51,7 +66,13 @@ export type RefreshPassOutcome =
 export async function startRefreshPass(
   pool: Pool,
   jobId: string,
-  pass: { select(db: Queryable, jobParams: unknown): Promise<string[]>; plan(ids: readonly string[]): NewSlice[]; doneNote: string },
+  pass: {
+    select(db: Queryable, jobParams: unknown): Promise<string[]>;
+    /** Whether tweets young enough are left, though `select` found none old enough yet: the refresh goes on. */
+    youngLeft?(db: Queryable, jobParams: unknown): Promise<boolean>;
+    plan(ids: readonly string[]): NewSlice[];
+    doneNote: string;
+  },
 ): Promise<RefreshPassOutcome> {
   return withTransaction(pool, async (client) => {
     // Lock first, then read in a new statement (READ COMMITTED: see startWatchPass). The job row
@@ -72,6 +93,14 @@ export async function startRefreshPass(
     if (!r || !r.enabled || !isLiveJobStatus(r.status)) return { kind: 'ended' };
     if (r.active.length > 0) return { kind: 'pass', slices: r.active, started: false };
     const ids = await pass.select(client, r.params);
+    if (ids.length === 0 && (await pass.youngLeft?.(client, r.params))) {
+      await client.query(
+        `UPDATE watches SET next_due_at = CASE WHEN every_seconds IS NULL THEN NULL ELSE now() + make_interval(secs => every_seconds) END
+          WHERE job_id = $1::bigint`,
+        [jobId],
+      );
+      return { kind: 'idle' };
+    }
     if (ids.length === 0) {
       await client.query('UPDATE watches SET enabled = false, next_due_at = NULL WHERE job_id = $1::bigint', [jobId]);
       await client.query(

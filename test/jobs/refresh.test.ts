@@ -5,7 +5,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { RefreshJobParams, submitRefresh } from '../../src/jobs/kinds/refresh.ts';
+import { RefreshJobParams, runRefreshTick, submitRefresh } from '../../src/jobs/kinds/refresh.ts';
 import { refreshSpend } from '../../src/cli/commands/refresh.ts';
 import type { World } from '../../src/simulator/model.ts';
 import { sqlState } from '../../src/store/db.ts';
@@ -245,6 +245,28 @@ describe('harvest refresh', () => {
     await Promise.all([tick, pause]);
     expect(errors.map((e) => sqlState(e) ?? String(e))).toEqual([]);
     await setJobControl(h.services.pool, jobId, 'cancel');
+  });
+
+  it('--older-than with --every/--for: tweets stored too recently wait for a later pass, the refresh does not end', async () => {
+    const w = h.sim.world;
+    const author = w.users.find((u) => visible(w, u.index))!.username;
+    const fresh = await postTweets(h, [{ authorHandle: author, text: 'stored just now' }]);
+    const recent = await h.submit({ kind: 'hydrate', params: { ids: fresh } });
+    expect((await h.runUntil(recent)).status).toBe('completed');
+    const deps = { pool: h.services.pool, queues: h.services.queues, budgets: h.services.gate };
+    const params = { sourceJobId: recent, olderThanSeconds: 1800, everySeconds: 3600, forSeconds: 7 * 86_400 };
+    const { jobId, slices } = await submitRefresh(deps, { params });
+    expect(slices).toBe(0);
+    expect((await jobSnapshot(h.services.pool, jobId))?.status).toBe('scheduled');
+    expect(await h.services.queues.hasWatchSchedule(jobId)).toBe(true);
+    // A tick now: still none old enough; nothing starts and nothing ends.
+    expect(await runRefreshTick(jobId, deps)).toBeNull();
+    expect((await jobSnapshot(h.services.pool, jobId))?.status).toBe('scheduled');
+    expect(await h.services.queues.hasWatchSchedule(jobId)).toBe(true);
+    // Half an hour on, the tweet is old enough: the pass reads it.
+    expect(await runRefreshTick(jobId, deps, () => new Date(Date.now() + 31 * 60_000))).not.toBeNull();
+    await setJobControl(h.services.pool, jobId, 'cancel');
+    await h.services.queues.unscheduleWatch(jobId);
   });
 
   it('asks for --yes off a terminal when the refresh (a scheduled one: a month of passes) would spend more than HARVEST_CONFIRM_ABOVE', async () => {

@@ -15,7 +15,7 @@ import type { Pool, Queryable } from '../../store/db.ts';
 import { withTransaction } from '../../store/db.ts';
 import { jobIdSchema } from '../../store/job-id.ts';
 import { createJob, insertSlices } from '../../store/jobs.ts';
-import { refreshTweetIds, startRefreshPass } from '../../store/refresh.ts';
+import { hasRefreshTweets, refreshTweetIds, startRefreshPass } from '../../store/refresh.ts';
 import { createWatch } from '../../store/watches.ts';
 import type { JobKind } from '../kind.ts';
 import type { HarvestQueues } from '../queue.ts';
@@ -46,6 +46,15 @@ export function selectionAt(p: RefreshJobParams, now: Date) {
     ...(p.olderThanSeconds !== undefined ? { firstSeenBefore: new Date(now.getTime() - p.olderThanSeconds * 1000) } : {}),
     ...(p.forSeconds !== undefined ? { createdAfter: new Date(now.getTime() - p.forSeconds * 1000) } : {}),
   };
+}
+
+/**
+ * Whether a scheduled refresh still has tweets posted within --for, whatever --older-than says:
+ * ones stored too recently are refreshed by a later pass, so they do not end the refresh.
+ */
+async function youngLeft(db: Queryable, p: RefreshJobParams, now: Date): Promise<boolean> {
+  if (p.forSeconds === undefined || p.olderThanSeconds === undefined) return false;
+  return hasRefreshTweets(db, { sourceJobId: p.sourceJobId, createdAfter: new Date(now.getTime() - p.forSeconds * 1000) });
 }
 
 /** Pure: ids → hydrate slices of at most 100 ids (one request each), as a hydrate job plans them. */
@@ -100,15 +109,17 @@ export async function submitRefresh(
   const params = RefreshJobParams.parse(input.params);
   const now = input.now ?? new Date();
   const scheduled = params.everySeconds !== undefined;
-  const { id, slices, tweets } = await withTransaction(deps.pool, async (client) => {
+  const { id, slices, tweets, waits } = await withTransaction(deps.pool, async (client) => {
     const ids = await refreshTweetIds(client, selectionAt(params, now));
-    const empty = ids.length === 0;
+    // None old enough yet, but young ones left: the refresh waits for its first pass.
+    const waits = ids.length === 0 && scheduled && (await youngLeft(client, params, now));
+    const empty = ids.length === 0 && !waits;
     const created = await createJob(client, {
       kind: refreshJob.kind,
       params,
       priority: refreshJob.priority,
       maxRequests: input.maxRequests ?? null,
-      ...(empty ? { status: 'completed' } : {}),
+      ...(empty ? { status: 'completed' } : waits ? { status: 'scheduled' } : {}),
     });
     if (empty) {
       await client.query(`UPDATE jobs SET note = $2, finished_at = now() WHERE id = $1::bigint`, [
@@ -123,11 +134,11 @@ export async function submitRefresh(
         everySeconds: params.everySeconds ?? null,
         nextDueAt: new Date(now.getTime() + (params.everySeconds ?? 0) * 1000),
       });
-      await client.query('UPDATE watches SET passes = 1, last_pass_started_at = now() WHERE job_id = $1::bigint', [created]);
+      if (!waits) await client.query('UPDATE watches SET passes = 1, last_pass_started_at = now() WHERE job_id = $1::bigint', [created]);
     }
-    return { id: created, slices: await insertSlices(client, created, planRefresh(ids)), tweets: ids.length };
+    return { id: created, slices: await insertSlices(client, created, planRefresh(ids)), tweets: ids.length, waits };
   });
-  if (slices.length === 0) return { jobId: id, slices: 0, tweets };
+  if (slices.length === 0 && !waits) return { jobId: id, slices: 0, tweets };
   if (input.maxRequests !== undefined) await deps.budgets.setBudget(id, input.maxRequests);
   for (const s of slices) await deps.queues.enqueueSlice(s.priority, { jobId: id, sliceId: s.id });
   // The first pass is queued above: the scheduler's first tick is the second pass, due an interval
@@ -152,9 +163,11 @@ export async function runRefreshTick(
   if (rows[0]?.kind !== refreshJob.kind) return undefined;
   const outcome = await startRefreshPass(deps.pool, jobId, {
     select: async (db, jobParams) => refreshTweetIds(db, selectionAt(RefreshJobParams.parse(jobParams), now())),
+    youngLeft: async (db, jobParams) => youngLeft(db, RefreshJobParams.parse(jobParams), now()),
     plan: planRefresh,
     doneNote: NOTHING_YOUNG,
   });
+  if (outcome.kind === 'idle') return null;
   if (outcome.kind !== 'pass') {
     await deps.queues.unscheduleWatch(jobId);
     return null;
