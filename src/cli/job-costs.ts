@@ -53,7 +53,7 @@ export async function printSearchEstimate(state: CliState, params: SearchJobPara
     const job = searchJobEstimate(e, everySeconds);
     console.log(`tweets     ${e.tweets === null ? 'unbounded (no --since)' : `${e.exact ? '' : '~'}${n(e.tweets)}`}`);
     console.log(`recent     ~${formatCount(e.tweetsPerDayRecent)} tweets/day near the newest`);
-    console.log(`requests   ${e.requests === null ? 'unknown' : `~${n(e.requests)} (${e.pageSize} a page, plus each slice's last page)`}`);
+    console.log(`requests   ${e.requests === null ? 'unknown' : `~${n(e.requests)} (${e.pageSize} a page, plus each of ${n(e.slices)} slices' last page)`}`);
     if (job.watch) console.log(`watch      ~${formatCount(job.watch.perPass)} a pass, ~${formatCount(job.watch.perMonth)} a month (30 days) at a pass every ${every(job.watch.everySeconds)}`);
     console.log(`basis      ${job.basis}`);
     console.log(`time       ${e.seconds === null ? 'unknown' : `~${formatDuration(Math.ceil(e.seconds))} at ${e.pooledRate} req/s (all keys pooled)`}`);

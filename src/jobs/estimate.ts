@@ -20,7 +20,7 @@ import type { UserJobParams } from './kinds/user.ts';
 import { newestMs, oldestMs } from './kinds/pages.ts';
 import { checkSearchJob, searchUntilMs, type SearchJobParams } from './kinds/search.ts';
 import { withOperators } from './search-query.ts';
-import { rangeOperators, splitRange, targetParallelism } from './time-slices.ts';
+import { parallelismCap, rangeOperators, splitRange, targetParallelism } from './time-slices.ts';
 
 export const PROBE_PARTS = 4;
 const DAY_MS = 86_400_000;
@@ -28,7 +28,9 @@ const DAY_MS = 86_400_000;
 export interface SearchEstimate {
   /** Estimated tweets in the range, or null when the range has no start. */
   tweets: number | null;
-  /** Requests the backfill would spend (full pages plus each slice's last partial page). */
+  /** Slices the job would plan: each spends one request at least. */
+  slices: number;
+  /** Requests the backfill would spend (full pages plus each slice's last partial page; at least one a planned slice). */
   requests: number | null;
   /** Matching tweets per day near the newest end. */
   tweetsPerDayRecent: number;
@@ -82,8 +84,12 @@ export async function estimateSearch(
   }
   const size = pageSize || 20;
   const known = Number.isFinite(tweets);
-  const slices = Math.max(1, targetParallelism(deps.pooledRate, deps.latencyMs));
-  const requests = known ? Math.max(1, Math.ceil(tweets / size) + Math.min(slices, Math.ceil(tweets / size))) : null;
+  // The slices the job plans (search.ts): each spends a request at least, a sparse range's whole
+  // cost, and a dense one's each end in a partial last page.
+  const slices =
+    sinceMs === undefined ? 1 : Math.max(1, splitRange({ sinceMs, untilMs }, targetParallelism(deps.pooledRate, deps.latencyMs, parallelismCap(deps.pooledRate))).length);
+  const pages = Math.ceil(tweets / size);
+  const requests = known ? Math.max(slices, pages + Math.min(slices, pages)) : null;
   const quotaLeft = await deps.quotaLeft();
   return {
     tweets: known ? tweets : null,
@@ -92,6 +98,7 @@ export async function estimateSearch(
     probeRequests: parts.length,
     pageSize: size,
     exact: known && exact,
+    slices,
     seconds: requests === null ? null : requests / deps.pooledRate,
     pooledRate: deps.pooledRate,
     quotaLeft,
@@ -243,7 +250,7 @@ export function searchJobEstimate(e: SearchEstimate, everySeconds: number | unde
     requests: e.requests,
     atLeast: false,
     watch: everySeconds === undefined ? null : watchCost(e.tweetsPerDayRecent, everySeconds, e.pageSize),
-    basis: e.tweets === null ? `~${e.tweetsPerDayRecent} tweets/day near the newest; the range has no start (--since)` : `${e.exact ? '' : '~'}${e.tweets} tweets in the range, ${e.pageSize} a page, plus each slice's last page`,
+    basis: e.tweets === null ? `~${e.tweetsPerDayRecent} tweets/day near the newest; the range has no start (--since)` : `${e.exact ? '' : '~'}${e.tweets} tweets in the range, ${e.pageSize} a page, plus each slice's last page (${plural(e.slices, 'slice')})`,
     probeRequests: e.probeRequests,
   };
 }

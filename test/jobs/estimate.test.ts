@@ -1,6 +1,8 @@
 import { describe, expect, it, vi } from 'vitest';
 import { main } from '../../src/cli/main.ts';
 import { estimateSearch } from '../../src/jobs/estimate.ts';
+import { planContext } from '../../src/jobs/harvester.ts';
+import { submitJob } from '../../src/jobs/submit.ts';
 import { firstIdAtMs } from '../../src/jobs/time-slices.ts';
 import { withSearch } from '../helpers/slice-runner.ts';
 import { useHarness } from '../helpers/harness.ts';
@@ -59,5 +61,17 @@ describe('search --estimate', () => {
     expect(out.join('\n')).toMatch(/probe\s+cost 4 requests; nothing was queued/);
     const { rows } = await h.services.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM jobs');
     expect(rows[0]!.n).toBe(0);
+  });
+
+  it('a query that matches nothing in a long range costs a request per planned slice, and the estimate says so', async () => {
+    const ctx = await planContext(h.services);
+    const params = { query: 'zzqqxxnomatch', order: 'latest' as const, since: '2026-09-01', until: '2026-10-15' };
+    const e = await estimateSearch({ ...deps(), pooledRate: ctx.pooledRate, latencyMs: ctx.latencyMs }, params, ctx.now);
+    expect(e.tweets).toBe(0);
+    expect(e.slices).toBeGreaterThan(1);
+    const { jobId } = await submitJob({ pool: h.services.pool, queues: h.services.queues, budgets: h.services.gate, planContext: ctx }, { kind: 'search', params });
+    expect((await h.runUntil(jobId)).status).toBe('completed');
+    const { rows } = await h.services.pool.query<{ n: number }>('SELECT requests_spent::int AS n FROM jobs WHERE id = $1::bigint', [jobId]);
+    expect(rows[0]!.n).toBe(e.requests);
   });
 });
