@@ -12,6 +12,8 @@ export interface ExpectedSpend {
   requests: number;
   /** e.g. "a month: a pass every 5m, one request at least" */
   basis: string;
+  /** Pages of items the probe expects (search): the plan sizes its slices to it (PlanContext.expectedPages). */
+  pages?: number;
 }
 
 export interface ConfirmIo {
@@ -38,7 +40,7 @@ export function terminalIo(): ConfirmIo {
 /** --max-requests is an exact cap: a job never spends more, whatever the estimate. */
 export function capped(spend: ExpectedSpend | null, maxRequests: number | undefined): ExpectedSpend | null {
   if (spend === null || maxRequests === undefined || spend.requests <= maxRequests) return spend;
-  return { requests: maxRequests, basis: `--max-requests ${formatCount(maxRequests)} caps it` };
+  return { requests: maxRequests, basis: `--max-requests ${formatCount(maxRequests)} caps it`, ...(spend.pages === undefined ? {} : { pages: spend.pages }) };
 }
 
 /**

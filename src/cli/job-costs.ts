@@ -99,8 +99,11 @@ export function searchSpend(params: SearchJobParams, everySeconds: number | unde
       params,
       ctx.now,
     );
-    if (e.requests === null) return watch;
-    const backfill = `the backfill, from a 4-request probe: ${e.exact ? '' : '~'}${formatCount(e.tweets ?? 0)} tweets`;
-    return watch === null ? { requests: e.requests, basis: backfill } : { requests: e.requests + watch.requests, basis: `${backfill}; then ${watch.basis}` };
+    if (e.requests === null || e.tweets === null) return watch;
+    const backfill = `the backfill, from a 4-request probe: ${e.exact ? '' : '~'}${formatCount(e.tweets)} tweets`;
+    const pages = Math.ceil(e.tweets / e.pageSize);
+    return watch === null
+      ? { requests: e.requests, basis: backfill, pages }
+      : { requests: e.requests + watch.requests, basis: `${backfill}; then ${watch.basis}`, pages };
   };
 }

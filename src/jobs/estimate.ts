@@ -18,9 +18,9 @@ import { BULK_SIZE } from './kinds/hydrate.ts';
 import { mentionsQuery, type MentionsJobParams } from './kinds/mentions.ts';
 import type { UserJobParams } from './kinds/user.ts';
 import { newestMs, oldestMs } from './kinds/pages.ts';
-import { checkSearchJob, searchUntilMs, type SearchJobParams } from './kinds/search.ts';
+import { checkSearchJob, initialSlices, searchUntilMs, type SearchJobParams } from './kinds/search.ts';
 import { withOperators } from './search-query.ts';
-import { parallelismCap, rangeOperators, splitRange, targetParallelism } from './time-slices.ts';
+import { rangeOperators, splitRange } from './time-slices.ts';
 
 export const PROBE_PARTS = 4;
 const DAY_MS = 86_400_000;
@@ -86,9 +86,10 @@ export async function estimateSearch(
   const known = Number.isFinite(tweets);
   // The slices the job plans (search.ts): each spends a request at least, a sparse range's whole
   // cost, and a dense one's each end in a partial last page.
-  const slices =
-    sinceMs === undefined ? 1 : Math.max(1, splitRange({ sinceMs, untilMs }, targetParallelism(deps.pooledRate, deps.latencyMs, parallelismCap(deps.pooledRate))).length);
   const pages = Math.ceil(tweets / size);
+  // As the job plans them with this estimate (the spending gate hands it its pages).
+  const initial = initialSlices({ pooledRate: deps.pooledRate, latencyMs: deps.latencyMs, ...(known ? { expectedPages: pages } : {}) });
+  const slices = sinceMs === undefined ? 1 : Math.max(1, splitRange({ sinceMs, untilMs }, initial).length);
   const requests = known ? Math.max(slices, pages + Math.min(slices, pages)) : null;
   const quotaLeft = await deps.quotaLeft();
   return {

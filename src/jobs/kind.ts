@@ -99,6 +99,12 @@ export interface PlanContext {
   /** Typical response time, for choosing how many slices run at once. */
   latencyMs: number;
   now: Date;
+  /**
+   * Pages of items a probe expects the job to read (search's spending gate), when one was made:
+   * a search plans no more slices than that, since each slice spends a request even when its
+   * range is empty.
+   */
+  expectedPages?: number;
 }
 
 /** What a kind may do with the queues once its job is recorded. */

@@ -1,9 +1,8 @@
 import { describe, expect, it, vi } from 'vitest';
 import { main } from '../../src/cli/main.ts';
 import { estimateSearch } from '../../src/jobs/estimate.ts';
-import { planContext } from '../../src/jobs/harvester.ts';
-import { submitJob } from '../../src/jobs/submit.ts';
 import { firstIdAtMs } from '../../src/jobs/time-slices.ts';
+import { runCli } from '../helpers/cli.ts';
 import { withSearch } from '../helpers/slice-runner.ts';
 import { useHarness } from '../helpers/harness.ts';
 import { expectedSearchIds } from './ground-truth.ts';
@@ -63,15 +62,20 @@ describe('search --estimate', () => {
     expect(rows[0]!.n).toBe(0);
   });
 
-  it('a query that matches nothing in a long range costs a request per planned slice, and the estimate says so', async () => {
-    const ctx = await planContext(h.services);
-    const params = { query: 'zzqqxxnomatch', order: 'latest' as const, since: '2026-09-01', until: '2026-10-15' };
-    const e = await estimateSearch({ ...deps(), pooledRate: ctx.pooledRate, latencyMs: ctx.latencyMs }, params, ctx.now);
-    expect(e.tweets).toBe(0);
-    expect(e.slices).toBeGreaterThan(1);
-    const { jobId } = await submitJob({ pool: h.services.pool, queues: h.services.queues, budgets: h.services.gate, planContext: ctx }, { kind: 'search', params });
-    expect((await h.runUntil(jobId)).status).toBe('completed');
-    const { rows } = await h.services.pool.query<{ n: number }>('SELECT requests_spent::int AS n FROM jobs WHERE id = $1::bigint', [jobId]);
-    expect(rows[0]!.n).toBe(e.requests);
+  it('a sparse range: the job plans no more slices than the probe expects pages, and spends what --estimate said', async () => {
+    const args = ['search', 'zzqqxxnomatch', '--since', '2026-09-01', '--until', '2026-10-15'];
+    const estimate = await runCli([...args, '--estimate'], h.env);
+    expect(estimate.code, estimate.err).toBe(0);
+    const figure = Number(/^requests +~?([\d,]+)/m.exec(estimate.out)![1]!.replace(/,/g, ''));
+    expect(figure).toBeLessThanOrEqual(2);
+    const run = await runCli([...args, '--wait'], h.env);
+    expect(run.code, run.err).toBe(0);
+    const jobId = run.out.split('\n')[0]!;
+    const { rows } = await h.services.pool.query<{ spent: number; slices: number }>(
+      'SELECT requests_spent::int AS spent, (SELECT count(*)::int FROM job_slices WHERE job_id = jobs.id) AS slices FROM jobs WHERE id = $1::bigint',
+      [jobId],
+    );
+    // Without the probe's pages the job planned its full target parallelism, a request a slice.
+    expect(rows[0]).toEqual({ spent: figure, slices: 1 });
   });
 });

@@ -83,13 +83,17 @@ async function run(state: CliState, kind: JobKindName, params: unknown, common: 
   const runtime = cliRuntime(state, { quiet: true });
   await withServices(runtime, async (services) => {
     const threshold = runtime.config.confirmAbove;
+    let expectedPages: number | undefined;
     if (spend && !common.yes && !(common.maxRequests !== undefined && common.maxRequests <= threshold)) {
-      await confirmSpend(capped(await spend(services), common.maxRequests), { threshold, yes: false, io: terminalIo() });
+      const expected = capped(await spend(services), common.maxRequests);
+      expectedPages = expected?.pages;
+      await confirmSpend(expected, { threshold, yes: false, io: terminalIo() });
     }
     // --wait works the queue in this process: refused for another prefix's database (a worker's
     // start would say so only after the job was queued, leaving it behind).
     if (common.wait) await claimWorkerPrefix(services.pool, services.config.redisPrefix);
-    const ctx = await planContext(services);
+    // A probe's expected pages size a search's slices: one slice per page at most.
+    const ctx = { ...(await planContext(services)), ...(expectedPages === undefined ? {} : { expectedPages }) };
     const { jobId, slices } = await submitJob(
       { pool: services.pool, queues: services.queues, budgets: services.gate, planContext: ctx },
       { kind, params, ...(common.maxRequests !== undefined ? { maxRequests: common.maxRequests } : {}) },

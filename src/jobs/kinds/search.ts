@@ -14,7 +14,7 @@
 import { z } from 'zod';
 import { InputError } from '../../errors.ts';
 import { createWatch, cutPassResume, passLowerBound, watchIdentity } from '../../store/watches.ts';
-import type { JobKind, PageVerdict, SliceHandler, SliceSpec, WatchPassInput } from '../kind.ts';
+import type { JobKind, PageVerdict, PlanContext, SliceHandler, SliceSpec, WatchPassInput } from '../kind.ts';
 import { checkSearchQuery, countQueryOperators, MAX_QUERY_OPERATORS, withOperators } from '../search-query.ts';
 import { msOfId, parallelismCap, rangeOperators, splitPoint, splitRange, targetParallelism } from '../time-slices.ts';
 import { MAX_TWEETS_WITH_EVERY, maxTweetsStop } from './max-tweets.ts';
@@ -102,6 +102,16 @@ export function searchUntilMs(params: Pick<SearchJobParams, 'until'>, now: Date)
   return params.until ? Math.min(dayMs(params.until), now.getTime()) : now.getTime();
 }
 
+/**
+ * How many slices a backfill with --since starts with: the target parallelism, or fewer when a
+ * probe expects fewer pages (a slice whose range holds nothing still costs its request; a sparse
+ * range of 74 slices spent 74 requests on 2 tweets). A dense slice splits as it goes.
+ */
+export function initialSlices(ctx: Pick<PlanContext, 'pooledRate' | 'latencyMs' | 'expectedPages'>): number {
+  const target = targetParallelism(ctx.pooledRate, ctx.latencyMs, parallelismCap(ctx.pooledRate));
+  return ctx.expectedPages === undefined ? target : Math.max(1, Math.min(target, ctx.expectedPages));
+}
+
 export const searchJob: JobKind<SearchJobParams> = {
   kind: 'search',
   params: SearchJobParams,
@@ -117,8 +127,7 @@ export const searchJob: JobKind<SearchJobParams> = {
     // cost ~20% of a short job's rate in the ramp). A sparse query pays one partial page per slice
     // more; when a slice ends, the runner splits the largest remainder (splitRemainder), so the
     // parallelism holds to the last pages.
-    const initial = targetParallelism(ctx.pooledRate, ctx.latencyMs, parallelismCap(ctx.pooledRate));
-    const ranges = splitRange({ sinceMs: dayMs(params.since), untilMs }, initial);
+    const ranges = splitRange({ sinceMs: dayMs(params.since), untilMs }, initialSlices(ctx));
     return ranges.map((r) => ({ kind: 'search', params: { ...base, sinceMs: r.sinceMs, untilMs: r.untilMs } }));
   },
   stopAt: (params, progress) => maxTweetsStop(params.maxTweets, progress),
