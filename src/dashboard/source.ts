@@ -176,9 +176,10 @@ const pendingReads = new WeakMap<object, Map<string, Promise<unknown>>>();
  * `read()` or a rejection after REDIS_ANSWER_MS: the workers' Redis connection holds a command
  * until Redis is back (maxRetriesPerRequest: null), so a tick awaiting it would never end, and
  * every open page would keep showing old figures as live. A read still unanswered is waited for
- * again rather than sent again, so an outage does not pile up a command per tick.
+ * again rather than sent again, so an outage does not pile up a command per tick. The worker's
+ * /metrics reads through it too (a scrape must answer while Redis is away).
  */
-async function fromRedis<T>(owner: object, what: string, read: () => Promise<T>): Promise<T> {
+export async function fromRedis<T>(owner: object, what: string, read: () => Promise<T>): Promise<T> {
   let reads = pendingReads.get(owner);
   if (!reads) pendingReads.set(owner, (reads = new Map()));
   let pending = reads.get(what) as Promise<T> | undefined;

@@ -5,7 +5,10 @@
  */
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { workerMetricSources } from '../../src/cli/commands/operate.ts';
 import { loadJobDetail, loadOverview } from '../../src/dashboard/source.ts';
+import { HarvestMetrics } from '../../src/jobs/metrics.ts';
+import type { Services } from '../../src/jobs/services.ts';
 import { createJob } from '../../src/store/jobs.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 import { closedPort } from '../helpers/net.ts';
@@ -41,5 +44,24 @@ describe('the dashboard while Redis is down', () => {
     // The next tick waits for the read still out instead of queueing another one.
     await expect(loadOverview(deps, 1)).rejects.toThrow(/Redis did not answer/);
     expect(asked).toBe(1);
+  });
+
+  it("a worker's /metrics answers within seconds with every series but the Redis-fed gauges", { timeout: 30_000 }, async () => {
+    const metrics = new HarvestMetrics();
+    metrics.bindCollectors(
+      workerMetricSources({
+        pool: db.pool,
+        config: { stalledAfterMs: 60_000 } as Services['config'],
+        gate: { keyStates: async () => (await redis.hgetall('nothing'), []) },
+        rateWaits: { waitingJobs: () => redis.zrange('nothing', 0, -1) },
+      }),
+    );
+    const started = Date.now();
+    const text = await metrics.metricsText();
+    expect(Date.now() - started).toBeLessThan(10_000);
+    // The Postgres-fed gauges are there, the failures are counted.
+    expect(text).toMatch(/^harvest_jobs\{/m);
+    expect(text).toMatch(/^harvest_metrics_source_errors_total\{source="keys"\} 1/m);
+    expect(text).toMatch(/^harvest_metrics_source_errors_total\{source="stalled"\} 1/m);
   });
 });

@@ -2,9 +2,11 @@
 import type { Command } from 'commander';
 import { isLoopbackHost } from '../../config.ts';
 import { createDashboardHandler, type DashboardHandler } from '../../dashboard/server.ts';
+import { fromRedis } from '../../dashboard/source.ts';
 import { controlJob } from '../../jobs/control.ts';
 import { Harvester } from '../../jobs/harvester.ts';
-import { HarvestMetrics, startMetricsServer } from '../../jobs/metrics.ts';
+import { HarvestMetrics, startMetricsServer, type MetricSources } from '../../jobs/metrics.ts';
+import type { Services } from '../../jobs/services.ts';
 import { jobCountsByStatus, oldestRunnableSliceAgeSeconds } from '../../store/metrics-queries.ts';
 import { migrate } from '../../store/migrate.ts';
 import { describeJobState, jobHealth, jobSnapshot, recentJobSnapshots, stalledJobs } from '../../store/job-status.ts';
@@ -18,6 +20,26 @@ export const STALLED_EXIT_CODE = 6;
 function table(rows: string[][]): string {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
   return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ')).join('\n');
+}
+
+/**
+ * What a worker's /metrics reads at each scrape. The Redis reads are bounded (fromRedis): the
+ * workers' connection holds a command until Redis is back, and a scrape that waited on one lost
+ * every series for the whole outage, where only the Redis-fed gauges should go.
+ */
+export function workerMetricSources(
+  services: Pick<Services, 'pool' | 'config'> & { gate: Pick<Services['gate'], 'keyStates'>; rateWaits: Pick<Services['rateWaits'], 'waitingJobs'> },
+): MetricSources {
+  const reads = {};
+  return {
+    keyStates: () => fromRedis(reads, 'the key states', () => services.gate.keyStates()),
+    jobCounts: () => jobCountsByStatus(services.pool),
+    sliceLagSeconds: () => oldestRunnableSliceAgeSeconds(services.pool),
+    stalledJobs: async () => {
+      const waiting = await fromRedis(reads, 'the rate waits', () => services.rateWaits.waitingJobs());
+      return (await stalledJobs(services.pool, { stalledAfterMs: services.config.stalledAfterMs, waitingForRate: new Set(waiting) })).length;
+    },
+  };
 }
 
 export function registerOperateCommands(program: Command, state: CliState): void {
@@ -53,13 +75,7 @@ export function registerOperateCommands(program: Command, state: CliState): void
           let dashboard: DashboardHandler | null = null;
           try {
             if (metrics && metricsPort !== undefined) {
-              metrics.bindCollectors({
-                keyStates: () => services.gate.keyStates(),
-                jobCounts: () => jobCountsByStatus(services.pool),
-                sliceLagSeconds: () => oldestRunnableSliceAgeSeconds(services.pool),
-                stalledJobs: async () =>
-                  (await stalledJobs(services.pool, { stalledAfterMs: services.config.stalledAfterMs, waitingForRate: new Set(await services.rateWaits.waitingJobs()) })).length,
-              });
+              metrics.bindCollectors(workerMetricSources(services));
               // The dashboard has no login: beside /metrics only on loopback (`harvest dashboard
               // --allow-remote` serves it further on purpose).
               dashboard = isLoopbackHost(o.metricsHost) ? createDashboardHandler(services, { logger: runtime.logger, host: o.metricsHost }) : null;
