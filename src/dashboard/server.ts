@@ -81,6 +81,18 @@ function hostOf(header: string | undefined): string | null {
   }
 }
 
+/**
+ * Writes each tick's snapshot to an event stream, skipping ticks while the client has not taken
+ * the last one (its write buffer past the high-water mark). Each event is a whole snapshot, so a
+ * skipped one loses nothing; unskipped, a tab that stopped reading (a sleeping laptop, a stalled
+ * proxy) made the server queue every tick in memory, ~370 KB a tick on a job of 2,000 slices.
+ */
+export function eventSender(res: Pick<ServerResponse, 'write' | 'writableNeedDrain'>): (json: string) => void {
+  return (json) => {
+    if (!res.writableNeedDrain) res.write(`data: ${json}\n\n`);
+  };
+}
+
 export function createDashboardHandler(deps: DashboardDeps, options: DashboardOptions = {}): DashboardHandler {
   const assets = loadAssets();
   const load = (topic: Topic) => (topic.kind === 'overview' ? loadOverview(deps, topic.page) : loadJobDetail(deps, topic.id));
@@ -111,7 +123,7 @@ export function createDashboardHandler(deps: DashboardDeps, options: DashboardOp
     res.writeHead(200, { ...SECURITY_HEADERS, 'content-type': 'text/event-stream; charset=utf-8', connection: 'keep-alive' });
     res.write('retry: 2000\n\n');
     streams.add(res);
-    const unsubscribe = hub.subscribe(topic, (json) => res.write(`data: ${json}\n\n`));
+    const unsubscribe = hub.subscribe(topic, eventSender(res));
     const done = () => {
       unsubscribe();
       streams.delete(res);
