@@ -5,7 +5,7 @@
 import type { Queryable } from './db.ts';
 import type { JobRow } from './jobs.ts';
 import { HELD_MS_COLUMN, JOB_PROGRESS_COLUMNS, readJobProgress } from './job-progress.ts';
-import { JobStatus } from './states.ts';
+import { JobStatus, LIVE_JOB_STATUSES } from './states.ts';
 
 /** Median response time of the last 200 requests, or null when there are none yet. */
 export async function recentLatencyMs(db: Queryable): Promise<number | null> {
@@ -117,9 +117,20 @@ export async function jobSnapshot(db: Queryable, jobId: string): Promise<JobSnap
   return rows[0] ? toSnapshot(rows[0]) : null;
 }
 
-export async function recentJobSnapshots(db: Queryable, limit = 50): Promise<JobSnapshot[]> {
-  const { rows } = await db.query<Row>(`${SNAPSHOT_SQL} ORDER BY j.id DESC LIMIT $1`, [limit]);
-  return rows.map(toSnapshot);
+/**
+ * The newest `limit` jobs and every live one however old (a watch started months ago is what an
+ * operator looks for first), newest first, and how many older ended jobs were left out.
+ */
+export async function recentJobSnapshots(db: Queryable, limit = 50): Promise<{ jobs: JobSnapshot[]; olderEnded: number }> {
+  const { rows } = await db.query<Row>(
+    `${SNAPSHOT_SQL}
+      WHERE j.id >= coalesce((SELECT min(id) FROM (SELECT id FROM jobs ORDER BY id DESC LIMIT $1) newest), 0)
+         OR j.status = ANY($2::text[])
+      ORDER BY j.id DESC`,
+    [limit, LIVE_JOB_STATUSES],
+  );
+  const { rows: all } = await db.query<{ n: string }>('SELECT count(*)::text AS n FROM jobs');
+  return { jobs: rows.map(toSnapshot), olderEnded: Number(all[0]?.n ?? 0) - rows.length };
 }
 
 /** Whether a live job is moving, computed from Postgres at read time (never stored, so never stale). */

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import type { RequestGate } from '../../src/api-client/gate.ts';
 import { RateWaitTracker } from '../../src/jobs/rate-wait.ts';
 import { jobSnapshot } from '../../src/store/job-status.ts';
+import { createJob } from '../../src/store/jobs.ts';
 import { useHarness } from '../helpers/harness.ts';
 
 describe('operating commands', () => {
@@ -81,6 +82,17 @@ describe('operating commands', () => {
       expect(result.err, argv.join(' ')).not.toMatch(/EPIPE|\n\s+at /);
       expect(result.code, argv.join(' ')).toBe(0);
     }
+  });
+
+  it('status lists every live job however old, and says how many older ended jobs it leaves out', async () => {
+    const watch = await createJob(h.services.pool, { kind: 'mentions', params: { handle: 'jack' }, status: 'scheduled' });
+    for (let i = 0; i < 55; i++) await createJob(h.services.pool, { kind: 'search', params: { query: `q${i}` }, status: 'completed' });
+    const { rows } = await h.services.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM jobs');
+    const r = await run(['status']);
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(new RegExp(`^${watch}\\s+mentions`, 'm'));
+    // Shown: the 50 newest and the old watch; left out: the rest, all ended.
+    expect(r.out).toContain(`… and ${rows[0]!.n - 51} older ended jobs`);
   });
 
   it('status tells a job waiting for rate apart from one merely running', async () => {

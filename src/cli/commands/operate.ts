@@ -113,7 +113,8 @@ export function registerOperateCommands(program: Command, state: CliState): void
         const waiting = new Set(await services.rateWaits.waitingJobs());
         const health = await jobHealth(services.pool, { stalledAfterMs: services.config.stalledAfterMs, waitingForRate: waiting, ...(jobId ? { jobId } : {}) });
         const healthOf = new Map(health.map((h) => [h.jobId, h]));
-        const snaps = jobId ? [await jobSnapshot(services.pool, jobId)].filter((s) => s !== null) : await recentJobSnapshots(services.pool);
+        const listed = jobId ? { jobs: [await jobSnapshot(services.pool, jobId)].filter((s) => s !== null), olderEnded: 0 } : await recentJobSnapshots(services.pool);
+        const snaps = listed.jobs;
         if (jobId && snaps.length === 0) {
           console.error(`no job ${jobId}`);
           state.exitCode = 1;
@@ -124,6 +125,7 @@ export function registerOperateCommands(program: Command, state: CliState): void
           rows.push([s.id, s.kind, formatCount(s.pages), formatCount(s.tweets), formatCount(s.users), formatCount(s.requests), describeJobState({ status: s.status, errorMessage: s.errorMessage, nextDueAt: s.watch?.nextDueAt ?? null }, waiting.has(s.id), healthOf.get(s.id))]);
         }
         console.log(snaps.length === 0 ? 'no jobs yet' : table(rows));
+        if (listed.olderEnded > 0) console.log(`… and ${formatCount(listed.olderEnded)} older ended ${listed.olderEnded === 1 ? 'job' : 'jobs'}: \`harvest status <job-id>\` shows one`);
         for (const s of jobId ? snaps : []) {
           console.log(`\nparams  ${JSON.stringify(s.params)}`);
           console.log(`slices  ${s.slices.done} done, ${s.slices.running} running, ${s.slices.pending} pending, ${s.slices.failed} failed`);
