@@ -104,9 +104,9 @@ function labelOf(params: unknown): string {
   return '';
 }
 
-function jobView(r: DashboardJobRow, waiting: Set<string>, health: Map<string, JobHealth>, now: number): JobView {
+export function jobView(r: DashboardJobRow, waiting: Set<string>, health: Map<string, JobHealth>, now: number): JobView {
   const sliceTotal = r.slices.pending + r.slices.running + r.slices.done + r.slices.failed + r.slices.cancelled;
-  let progress: number | null =
+  const fractionDone: number | null =
     r.status === JobStatus.COMPLETED
       ? 1
       : r.rangeFraction !== null
@@ -116,11 +116,13 @@ function jobView(r: DashboardJobRow, waiting: Set<string>, health: Map<string, J
           : !r.isWatch && sliceTotal > 0
             ? (r.slices.done + r.slices.failed + r.slices.cancelled) / sliceTotal
             : null;
-  if (progress !== null) progress = Math.round(progress * 1000) / 1000;
+  // Rounded for display only: the ETA from the rounded figure was "–" below 0.05% and up to 50%
+  // off below 1% (41.6 days for 29.7 an hour into a long job).
+  const progress = fractionDone === null ? null : Math.round(fractionDone * 1000) / 1000;
   const requestsPerSecond = Math.round((r.recentRequests / 60) * 10) / 10;
   let etaSeconds: number | null = null;
   if ((r.status === JobStatus.RUNNING || r.status === JobStatus.QUEUED) && r.startedAt) {
-    const eta = etaOf({ fractionDone: progress, startedAt: r.startedAt, heldMs: r.heldMs, now: new Date(now) });
+    const eta = etaOf({ fractionDone, startedAt: r.startedAt, heldMs: r.heldMs, now: new Date(now) });
     etaSeconds = eta === null ? null : Math.round(eta);
   }
   return {
