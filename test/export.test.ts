@@ -1,4 +1,6 @@
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { createReadStream } from 'node:fs';
+import { chmod, lstat, mkdtemp, readdir, readFile, rm, stat, symlink, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -260,6 +262,35 @@ describe('exportToFile and the export command', () => {
     expect(await exportToFile(db.pool, jobId, 'csv', out)).toEqual({ rows: 1 });
     expect(parseCsv(await readFile(out, 'utf8'))[1]![0]).toBe('1930000000000000001');
     expect(await readdir(dir)).toEqual(['one.csv']);
+  });
+
+  it('--out keeps what FILE is: a symlink stays a link (its file replaced), a private file stays private, a FIFO is written into', async () => {
+    const jobId = await seedJob([makeTweet('1930000000000000002', null)]);
+    // A link to a regular file: the link stays, the file it names gets the export.
+    const real = join(dir, 'real.csv');
+    const link = join(dir, 'link.csv');
+    await writeFile(real, 'old');
+    await symlink(real, link);
+    await exportToFile(db.pool, jobId, 'csv', link);
+    expect((await lstat(link)).isSymbolicLink()).toBe(true);
+    expect(parseCsv(await readFile(real, 'utf8'))[1]![0]).toBe('1930000000000000002');
+    // A file made private stays private.
+    const secret = join(dir, 'secret.csv');
+    await writeFile(secret, 'old');
+    await chmod(secret, 0o600);
+    await exportToFile(db.pool, jobId, 'csv', secret);
+    expect((await stat(secret)).mode & 0o777).toBe(0o600);
+    // A FIFO (as `--out >(gzip > x.gz)` or /dev/stdout would be): written into, still a FIFO.
+    const fifo = join(dir, 'pipe');
+    execFileSync('mkfifo', [fifo]);
+    const read = new Promise<string>((resolve, reject) => {
+      let text = '';
+      createReadStream(fifo, 'utf8').on('data', (c) => (text += String(c))).on('end', () => resolve(text)).on('error', reject);
+    });
+    await exportToFile(db.pool, jobId, 'csv', fifo);
+    expect(parseCsv(await read)[1]![0]).toBe('1930000000000000002');
+    expect((await lstat(fifo)).isFIFO()).toBe(true);
+    await Promise.all([link, real, secret, fifo].map((f) => unlink(f)));
   });
 
   it('leaves neither a partial file nor the old one damaged when the export fails', async () => {

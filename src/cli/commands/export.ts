@@ -2,10 +2,11 @@
  * `harvest export <job-id> --format csv|jsonl [--out FILE] [--spreadsheet]`: a job's tweets as flat, stable
  * columns (src/store/export.ts lists them). Needs Postgres only, so Redis being down does not
  * stop an export. With --out the file appears whole or not at all: rows go to a temporary file
- * beside it, which is synced and renamed over FILE only once the COPY has finished.
+ * beside it, which is synced and renamed over FILE only once the COPY has finished (FILE's mode
+ * kept; a FIFO or a device such as /dev/stdout is written into instead).
  */
 import { randomBytes } from 'node:crypto';
-import { open, rename, stat, unlink } from 'node:fs/promises';
+import { open, realpath, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import { InputError } from '../../errors.ts';
@@ -25,6 +26,19 @@ async function parseOutPath(raw: string): Promise<string> {
   return raw;
 }
 
+/**
+ * Where an export to `out` goes. A regular file (through any symlinks: the link stays, its file is
+ * replaced) is replaced atomically by a temporary file given its permissions; anything else that
+ * exists (a FIFO, `/dev/stdout`, a process substitution) is written into as it is: renaming over
+ * it replaced `/dev/stdout` with a file, and a `chmod 600` export came back 0644.
+ */
+async function targetOf(out: string): Promise<{ kind: 'replace'; path: string; mode: number | null } | { kind: 'into'; path: string }> {
+  const real = await realpath(out).catch(() => null);
+  if (real === null) return { kind: 'replace', path: out, mode: null };
+  const found = await stat(real);
+  return found.isFile() ? { kind: 'replace', path: real, mode: found.mode & 0o7777 } : { kind: 'into', path: out };
+}
+
 /** Writes to `.<name>.<random>.tmp` in the target's directory (same filesystem, so rename is atomic). */
 export async function exportToFile(
   pool: Pool,
@@ -33,13 +47,24 @@ export async function exportToFile(
   out: string,
   options: Pick<ExportOptions, 'signal' | 'spreadsheet'> = {},
 ): Promise<{ rows: number }> {
-  const temp = join(dirname(out), `.${basename(out)}.${randomBytes(6).toString('hex')}.tmp`);
-  const handle = await open(temp, 'wx', 0o644);
+  const target = await targetOf(out);
+  if (target.kind === 'into') {
+    const into = await open(target.path, 'w');
+    try {
+      return await exportJobTweets(pool, jobId, format, into.createWriteStream(), options);
+    } finally {
+      await into.close().catch(() => undefined);
+    }
+  }
+  const temp = join(dirname(target.path), `.${basename(target.path)}.${randomBytes(6).toString('hex')}.tmp`);
+  // A new file as a shell redirection makes one (0666 less the umask); an existing one keeps its mode.
+  const handle = await open(temp, 'wx', target.mode ?? 0o666);
   try {
+    if (target.mode !== null) await handle.chmod(target.mode);
     // flush: fsync before the stream closes the file, so the rename never exposes unwritten data.
     const file = handle.createWriteStream({ flush: true });
     const result = await exportJobTweets(pool, jobId, format, file, options);
-    await rename(temp, out);
+    await rename(temp, target.path);
     return result;
   } catch (error) {
     await handle.close().catch(() => undefined);
