@@ -174,6 +174,28 @@ describe('RedisGate quota', () => {
     expect(asked).toBe(5);
   });
 
+  it('a sync if due asks again once the period the service gave has ended, though nothing was granted since (backfills held at the watch reserve)', async () => {
+    const gate = gateWith({ watchReserve: 3 });
+    let asked = 0;
+    const ends = new Date(Date.now() + 400);
+    const usage = async () => {
+      asked++;
+      // The first answer: 4 left until the period ends; then the renewed plan.
+      return asked === 1 ? { remaining: 4, validUntil: ends } : { remaining: 1000, validUntil: new Date(Date.now() + 30 * 86_400_000) };
+    };
+    const ifDue = { intervalMs: 100, idleMs: 3_600_000 };
+    await gate.syncQuota(usage, { ifDue });
+    // At the reserve (4 less the sync's own unit): backfills are refused, nothing is granted.
+    expect(await rejection(gate.acquire({ priority: 'backfill' }))).toBeInstanceOf(QuotaExhaustedError);
+    await sleep(200);
+    await gate.syncQuota(usage, { ifDue });
+    expect(asked).toBe(1); // idle, and the period runs on
+    await sleep(300);
+    await gate.syncQuota(usage, { ifDue });
+    expect(asked).toBe(2); // the period ended: asked, and backfills go on
+    expect((await gate.acquire({ priority: 'backfill' })).key).toBe('quota-key');
+  });
+
   it('a sync whose key state was lost while the usage call was out does not add the lost grant history to the quota', async () => {
     const gate = gateWith();
     for (let i = 0; i < 5; i++) await gate.acquire();

@@ -304,13 +304,17 @@ return left
  * when no grant went out on it since its last sync (harvest's count of what is left is exact)
  * and that sync is younger than `idle`: an idle worker asked every 10 minutes for each key, 4,320
  * requests a month of a 10,000 plan, and each process on its own. Always when the quota is
- * unknown or spent (a top-up shows at the next start). KEYS: state hash, quota. ARGV: interval
- * µs, idle µs. Reply: 1 due, 0 not.
+ * unknown or spent (a top-up shows at the next start), and once its period has ended (past the
+ * validUntil the service gave): backfills held at the watch reserve grant nothing, so without it
+ * the renewed plan went unseen for up to a day. KEYS: state hash, quota. ARGV: interval µs, idle
+ * µs. Reply: 1 due, 0 not.
  */
 export const SYNC_DUE_LUA = `${PRELUDE}
 local q = tonumber(redis.call('GET', KEYS[2]) or '')
 if not q or q <= 0 then return 1 end
-local h = redis.call('HMGET', KEYS[1], 'syncedAt', 'granted', 'grantedAtSync')
+local h = redis.call('HMGET', KEYS[1], 'syncedAt', 'granted', 'grantedAtSync', 'validUntil')
+local vu = tonumber(h[4] or '')
+if vu and vu <= now then return 1 end
 local at = tonumber(h[1] or '')
 if not at then return 1 end
 local age = now - at
