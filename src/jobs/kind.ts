@@ -29,6 +29,13 @@ export interface FetchedPage {
   quarantined: Array<{ reason: string; payload: unknown }>;
   /** Items the page carried (valid + quarantined): 0 is an empty page. */
   itemCount: number;
+  /**
+   * A page tweet stored but kept out of the walk's newest/oldest range: a timeline's pinned tweet
+   * at the head of its first page, older than the walk's reading. Counted in the range, it became
+   * the walk's oldest id, no later page could lower it, and a resumed pass re-reading stored
+   * pages on its way to its gap counted every one stale and ended short, pass after pass.
+   */
+  outsideRange?: string;
 }
 
 export interface SliceContext {

@@ -340,6 +340,7 @@ async function commitAndDecide(
       recentCursorHash: next !== null && nextHash !== null ? nextHash : undefined,
       emptyPage: page.itemCount === 0,
       observedAt: undefined,
+      outsideRange: page.outsideRange,
     }, ahead ? { waitsFor: ahead } : {}));
   } catch (error) {
     // The page is dropped (or its commit's fate is unknown: a lost connection), but its requests

@@ -33,6 +33,7 @@ const quirksSchema = z
     expandedText: z.boolean(),
     integerCursors: z.boolean(),
     zeroEndCursors: z.boolean(),
+    pinnedHead: z.boolean(),
     searchDefaultOrder: z.enum(['latest', 'popular']),
     usageAllotment: z.boolean(),
     retweetsPath: z.boolean(),

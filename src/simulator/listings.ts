@@ -27,9 +27,15 @@ export function searchPage(ctx: SimContext, query: string, order: 'latest' | 'po
 
 export function userTweetsPage(ctx: SimContext, user: SimUser, cursor: string | null, version: string): PageResult<number> {
   const scope = `${version}/user-tweets:${user.id}`;
-  return paginate(ctx, { scope, kind: 'opaque', cursor, size: PAGE_SIZE }, (position, size) =>
+  const page = paginate(ctx, { scope, kind: 'opaque', cursor, size: PAGE_SIZE }, (position, size) =>
     keysetPageDesc(ctx.world.tweetsByAuthor(user.index), position, size),
   );
+  // The pinnedHead quirk: the pinned tweet before the first page's newest-first tweets.
+  const pinnedId = ctx.quirks.pinnedHead && cursor === null ? user.pinnedTweetIds[0] : undefined;
+  if (pinnedId === undefined) return page;
+  const pinned = ctx.world.tweets.indexOfId(BigInt(pinnedId));
+  if (pinned < 0 || !isVisibleTweet(ctx.world, pinned) || page.items[0] === pinned) return page;
+  return { ...page, items: [pinned, ...page.items] };
 }
 
 /** Tweets by the list's members, newest first: exactly what `list:ID` finds in search. */

@@ -83,6 +83,12 @@ export interface Quirks {
    * of null. Nothing says production does; a client must end the walk there either way.
    */
   zeroEndCursors: boolean;
+  /**
+   * The first page of /v3/user-tweets starts with the user's pinned tweet, however old (as the
+   * platform's profile shows it), before the newest-first timeline. Off in both profiles: nothing
+   * in production's reference says; the client's timeline walk allows for it either way.
+   */
+  pinnedHead: boolean;
   /** The order of /v3/search-tweets and /v3/community-search-tweets when the body names none. */
   searchDefaultOrder: 'latest' | 'popular';
   /**
@@ -115,6 +121,7 @@ export const SPEC_QUIRKS: Quirks = {
   expandedText: false,
   integerCursors: false,
   zeroEndCursors: false,
+  pinnedHead: false,
   searchDefaultOrder: 'latest',
   usageAllotment: false,
   retweetsPath: true,
@@ -136,6 +143,7 @@ export const PRODUCTION_QUIRKS: Quirks = {
   expandedText: true,
   integerCursors: true,
   zeroEndCursors: false,
+  pinnedHead: false,
   searchDefaultOrder: 'popular',
   usageAllotment: true,
   retweetsPath: false,

@@ -62,6 +62,8 @@ export interface PageCommit {
   /** True increments the slice's run of empty pages; false resets it. */
   emptyPage: boolean;
   observedAt?: Date;
+  /** A page tweet left out of the slice's newest/oldest range (FetchedPage.outsideRange). */
+  outsideRange?: string;
 }
 
 export interface CommitResult {
@@ -305,6 +307,11 @@ function provenanceColumns(rows: readonly Advance[]): string[] {
   return [plainArray(tweetOrd), plainArray(tweetIds), plainArray(userOrd), plainArray(userIds)];
 }
 
+// Module scope, not a closure per page (docs/architecture.md, "Worker CPU"): `this` is the id left out.
+function notId(this: string, id: string): boolean {
+  return id !== this;
+}
+
 /** Queues the advance of every page's slice (in `rows` order: the order new ids are credited in). */
 function queueAdvance(tx: PipelinedTransaction, rows: readonly Advance[]): Promise<QueryResult<AdvanceRow>> {
   // Loops into arrays sized up front, no closures made per call (docs/architecture.md, "Worker CPU").
@@ -323,7 +330,7 @@ function queueAdvance(tx: PipelinedTransaction, rows: readonly Advance[]): Promi
   const endReasons = new Array<string | null>(n);
   for (let i = 0; i < n; i++) {
     const { page, collected } = rows[i]!;
-    const range = idRange(collected.pageTweetIds);
+    const range = idRange(page.outsideRange === undefined ? collected.pageTweetIds : collected.pageTweetIds.filter(notId, page.outsideRange));
     sliceIds[i] = page.sliceId;
     jobIds[i] = page.jobId;
     expected[i] = page.expectedCursor;

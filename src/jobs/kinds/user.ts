@@ -94,9 +94,15 @@ export function timelineVerdict(p: TimelineParams, page: FetchedPage, info: { fi
   if (p.watermarkId == null) return {};
   const watermark = BigInt(p.watermarkId);
   const ids = page.tweets.map((t) => BigInt(t.id));
-  const pinnedHead = info.firstPage && ids.length > 1 && ids.slice(1).some((id) => id > ids[0]!);
-  const considered = pinnedHead ? ids.slice(1) : ids;
+  const considered = info.firstPage && pinnedHeadOf(page.tweets) !== null ? ids.slice(1) : ids;
   return considered.some((id) => id <= watermark) ? { stop: 'caught up with the previous pass' } : {};
+}
+
+/** The id of a first page's pinned head: a first tweet older than one after it, else null. */
+function pinnedHeadOf(tweets: readonly { id: string }[]): string | null {
+  if (tweets.length < 2) return null;
+  const head = BigInt(tweets[0]!.id);
+  return tweets.slice(1).some((t) => BigInt(t.id) > head) ? tweets[0]!.id : null;
 }
 
 export const profileSlice: SliceHandler<TargetOnly> = {
@@ -126,6 +132,9 @@ export const userTweetsSlice: SliceHandler<TimelineParams> = {
       { ...p.target, ...(cursor ? { cursor } : {}) },
       ctx.call,
     );
-    return tweetPage('POST /v3/user-tweets', page);
+    const fetched = tweetPage('POST /v3/user-tweets', page);
+    // The pinned head is stored, but it says nothing of how far the walk has read.
+    const pinned = cursor === null ? pinnedHeadOf(fetched.tweets) : null;
+    return pinned === null ? fetched : { ...fetched, outsideRange: pinned };
   },
 };
