@@ -4,6 +4,7 @@
  * detail. Pure reads: nothing here writes, enqueues or sends a request to the service. Keys appear
  * only as fingerprints (the limiter's KeyState has no key field).
  */
+import { fromRedis } from '../jobs/bounded-read.ts';
 import type { KeyState } from '../jobs/limiter/index.ts';
 import {
   dashboardJobsPage,
@@ -169,42 +170,6 @@ function keyView(k: KeyState, buckets: Array<{ at: number; requests: number; rat
 }
 
 /** How long a tick waits for Redis (its connection queues commands while Redis is down). */
-const REDIS_ANSWER_MS = 3000;
-
-/** Reads still waiting for Redis, per dashboard and what they read. */
-const pendingReads = new WeakMap<object, Map<string, Promise<unknown>>>();
-
-/**
- * `read()` or a rejection after REDIS_ANSWER_MS: the workers' Redis connection holds a command
- * until Redis is back (maxRetriesPerRequest: null), so a tick awaiting it would never end, and
- * every open page would keep showing old figures as live. A read still unanswered is waited for
- * again rather than sent again, so an outage does not pile up a command per tick. The worker's
- * /metrics reads through it too (a scrape must answer while Redis is away).
- */
-export async function fromRedis<T>(owner: object, what: string, read: () => Promise<T>): Promise<T> {
-  let reads = pendingReads.get(owner);
-  if (!reads) pendingReads.set(owner, (reads = new Map()));
-  let pending = reads.get(what) as Promise<T> | undefined;
-  if (!pending) {
-    const started = read();
-    pending = started;
-    reads.set(what, started);
-    void started.then(
-      () => reads.delete(what),
-      () => reads.delete(what),
-    );
-  }
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`Redis did not answer ${what} within ${REDIS_ANSWER_MS} ms`)), REDIS_ANSWER_MS);
-  });
-  try {
-    return await Promise.race([pending, late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 export async function loadOverview(deps: DashboardDeps, page: number): Promise<Overview> {
   const now = Date.now();
   const [jobs, keys, waiting, buckets, watches, failures, quarantine] = await Promise.all([

@@ -9,6 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { postJson } from '../api-client/index.ts';
+import { fromRedis } from './bounded-read.ts';
 import type { NotifyTarget } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import type { Pool, Queryable } from '../store/db.ts';
@@ -151,7 +152,18 @@ export class NotifyLoop {
     const now = Date.now();
     if (o.targets.length > 0 && now - this.#lastStalledCheck >= o.stalledCheckMs) {
       this.#lastStalledCheck = now;
-      const waiting = o.rateWaits ? new Set(await o.rateWaits.waitingJobs()) : undefined;
+      // Bounded: while Redis is away the loop still delivers, and a stall is judged without the
+      // rate waits (a job waiting for rate is then taken for stalled, which is what it looks like).
+      const rateWaits = o.rateWaits;
+      const waiting = rateWaits
+        ? await fromRedis(this, 'the rate waits', () => rateWaits.waitingJobs()).then(
+            (ids) => new Set(ids),
+            (error: unknown) => {
+              o.logger?.warn({ err: error }, 'notifications: Redis did not answer the rate waits; stalled jobs judged without them');
+              return undefined;
+            },
+          )
+        : undefined;
       await recordStalledJobs(o.pool, o.stalledAfterMs, waiting);
     }
     if (now - this.#lastPrune >= PRUNE_EVERY_MS) {

@@ -201,6 +201,22 @@ describe('notifications', () => {
     expect(await announced(oneShot)).toEqual([]);
   });
 
+  it('while Redis does not answer (the rate waits), the loop still delivers within seconds', { timeout: 30_000 }, async () => {
+    await receiver.up();
+    try {
+      const jobId = await h.submit({ kind: 'search', params: { query: 'lang:en', since: '2026-10-06', until: '2026-10-07' } });
+      await failJob(pool(), jobId, 'API_BAD_REQUEST', 'refused while Redis was away');
+      // A Redis that never answers: the workers' connection holds the command until it is back.
+      const l = loop({ rateWaits: { waitingJobs: () => new Promise<string[]>(() => undefined) }, stalledCheckMs: 0 });
+      const started = Date.now();
+      await l.runOnce();
+      expect(Date.now() - started).toBeLessThan(10_000);
+      await waitFor('the job.failed event', () => receiver.events.some((e) => e.type === 'job.failed' && e.jobId === jobId));
+    } finally {
+      await receiver.down();
+    }
+  });
+
   it('a parked job is announced at most hourly; a key is announced once per crossing of 20% and 10%', async () => {
     const jobId = await h.submit({ kind: 'search', params: { query: 'lang:en', since: '2026-10-04', until: '2026-10-05' } });
     await pauseJobForQuota(pool(), jobId, 'no key can grant');

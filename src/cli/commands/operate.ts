@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { isLoopbackHost } from '../../config.ts';
 import { createDashboardHandler, type DashboardHandler } from '../../dashboard/server.ts';
-import { fromRedis } from '../../dashboard/source.ts';
+import { fromRedis } from '../../jobs/bounded-read.ts';
 import { controlJob } from '../../jobs/control.ts';
 import { Harvester } from '../../jobs/harvester.ts';
 import { HarvestMetrics, startMetricsServer, type MetricSources } from '../../jobs/metrics.ts';
