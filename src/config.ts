@@ -30,7 +30,8 @@ export function parseBaseUrl(value: string): string {
   try {
     url = new URL(value);
   } catch {
-    throw new ConfigError(`HARVEST_BASE_URL is not a URL: ${JSON.stringify(value)}`);
+    // Not quoted: an address that does not parse may still carry a user and password.
+    throw new ConfigError('HARVEST_BASE_URL is not a URL (https://host[:port][/path])');
   }
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackHost(url.hostname))) {
     throw new ConfigError(
@@ -76,9 +77,18 @@ export function redisAddresses(value: string, cluster: boolean): URL[] {
     }
     if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') throw new ConfigError(`${which} must start with redis:// or rediss://`);
     if (url.hostname === '') throw new ConfigError(`${which} names no host (redis://host:port)`);
+    try {
+      decodeURIComponent(url.username);
+      decodeURIComponent(url.password);
+    } catch {
+      throw new ConfigError(`${which} has a user or password that is not URL-encoded (write % as %25)`);
+    }
     if (schemeless && url.pathname !== '' && url.pathname !== '/') {
       throw new ConfigError(`${which} has a path but no scheme, which reads as a socket: write redis://host:port/db`);
     }
+    // The path is the database number: ioredis sends SELECT NaN for another, and the reply error
+    // came as a stack trace from deep in the connection.
+    if (!/^\/?\d*$/.test(url.pathname)) throw new ConfigError(`${which}'s path must be a database number (redis://host:port/0)`);
     return url;
   });
 }
@@ -122,6 +132,12 @@ const keyList = z
         ctx.addIssue({ code: 'custom', message: 'an API key contains whitespace' });
         return z.NEVER;
       }
+      // A key pasted with a zero-width space or a control character cannot be sent in a header:
+      // every request failed as a transport error and was retried, never refused as a bad key.
+      if (!/^[\x21-\x7e]+$/.test(key)) {
+        ctx.addIssue({ code: 'custom', message: 'an API key contains a character that is not visible ASCII (a zero-width space, a control character?)' });
+        return z.NEVER;
+      }
     }
     if (new Set(keys).size !== keys.length) {
       ctx.addIssue({ code: 'custom', message: 'the same API key is listed twice' });
@@ -131,6 +147,12 @@ const keyList = z
   });
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+/**
+ * Node's timers take at most 2^31 − 1 ms (~24.8 days): a larger delay fires after 1 ms, and a
+ * request deadline of 9,999,999,999 failed every attempt at once.
+ */
+const MAX_TIMER_MS = 2_147_483_647;
+const durationMs = (fallback: number, min = 1) => z.coerce.number().int().min(min).max(MAX_TIMER_MS, `at most ${MAX_TIMER_MS} ms (about 24.8 days)`).default(fallback);
 /** A whole number ≥ 0 written as one: a blank value is refused, not read as 0 (as coercion would). */
 const nonNegativeInt = (fallback: number) =>
   z.string().trim().regex(/^\d{1,15}$/, 'expected a whole number').transform(Number).default(fallback);
@@ -151,15 +173,15 @@ const EnvSchema = z.object({
     .regex(/^[A-Za-z0-9_.:-]{1,64}$/, 'letters, digits and _.:- only')
     .default('harvest'),
   HARVEST_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  HARVEST_REQUEST_TIMEOUT_MS: positiveInt(30_000),
+  HARVEST_REQUEST_TIMEOUT_MS: durationMs(30_000),
   /** Overall deadline of one attempt, headers and body: a trickling answer cannot hold a slot forever. */
-  HARVEST_REQUEST_DEADLINE_MS: positiveInt(60_000),
+  HARVEST_REQUEST_DEADLINE_MS: durationMs(60_000),
   /** Largest response body accepted (bytes); a larger one fails the attempt before it fills memory. */
   HARVEST_MAX_RESPONSE_BYTES: positiveInt(32 * 1024 * 1024),
   /** How long a silent worker's slices stay locked before another worker takes them over. */
-  HARVEST_LOCK_DURATION_MS: z.coerce.number().int().min(1000).default(15_000),
+  HARVEST_LOCK_DURATION_MS: durationMs(15_000, 1000),
   /** How long a key parked for quota (403) waits before one request re-checks it. */
-  HARVEST_QUOTA_RECHECK_MS: z.coerce.number().int().min(100).default(600_000),
+  HARVEST_QUOTA_RECHECK_MS: durationMs(600_000, 100),
   /** Requests one page may cost (first attempt and retries of 5xx, time-outs, broken bodies) before its slice fails. */
   HARVEST_MAX_ATTEMPTS_PER_PAGE: positiveInt(6),
   /** Consecutive pages that bring no new id after which a walk ends with a note. */

@@ -45,6 +45,19 @@ describe('config', () => {
     expect(() => loadConfig({ HARVEST_API_KEYS: 'k1,k1' })).toThrow(/twice/);
   });
 
+  it('refuses an API key with an invisible character, and a time-out past what a timer can hold', () => {
+    expect(() => loadConfig({ HARVEST_API_KEYS: 'k1,ab\u200bcd' }, { dotenv: false })).toThrow(/not visible ASCII/);
+    expect(() => loadConfig({ HARVEST_API_KEYS: 'k\u00071' }, { dotenv: false })).toThrow(/not visible ASCII/);
+    for (const name of ['HARVEST_REQUEST_DEADLINE_MS', 'HARVEST_REQUEST_TIMEOUT_MS', 'HARVEST_LOCK_DURATION_MS', 'HARVEST_QUOTA_RECHECK_MS']) {
+      expect(() => loadConfig({ [name]: '9999999999' }, { dotenv: false }), name).toThrow(new RegExp(`${name}.*at most 2147483647 ms`));
+      expect(loadConfig({ [name]: '2147483647' }, { dotenv: false }), name).toBeTruthy();
+    }
+  });
+
+  it('a HARVEST_BASE_URL that does not parse is refused without quoting it (it may hold a password)', () => {
+    expect(() => parseBaseUrl('https://user:secretpw@host:99999')).toThrow('HARVEST_BASE_URL is not a URL (https://host[:port][/path])');
+  });
+
   it('rejects a malformed rate with the variable named', () => {
     expect(() => loadConfig({ HARVEST_RATE_PER_KEY: 'fast' })).toThrow(/HARVEST_RATE_PER_KEY/);
     expect(() => loadConfig({ HARVEST_RATE_PER_KEY: '0' })).toThrow(ConfigError);
@@ -94,6 +107,9 @@ describe('config', () => {
       expect(refusal(accepted), accepted).toBe('accepted');
     }
     expect(refusal('redis://10.0.0.1:7000,redis://10.0.0.2:7000', true)).toBe('accepted');
+    // A path that is no database number (ioredis sent SELECT NaN: a stack trace), a raw % in a password.
+    expect(refusal('redis://127.0.0.1:6379/harvest')).toBe("REDIS_URL's path must be a database number (redis://host:port/0)");
+    expect(refusal('redis://:50%off@127.0.0.1:6379')).toBe('REDIS_URL has a user or password that is not URL-encoded (write % as %25)');
     // Checked when Redis is opened, not when the configuration is read: export and migrate need Postgres only.
     expect(loadConfig({ REDIS_URL: 'http://x' }, { dotenv: false }).redisUrl).toBe('http://x');
   });
