@@ -155,3 +155,11 @@ export async function waitForJob(
   stream.write(`${describeEnd(final)}\n`);
   return WAIT_EXIT[final.status as keyof typeof WAIT_EXIT] ?? WAIT_EXIT.failed;
 }
+
+/**
+ * What a job queued without --wait says. Not "re-run with --wait": that queues a second job, and
+ * both run in full (every request paid twice).
+ */
+export function queuedHint(jobId: string): string {
+  return `a worker runs it: \`harvest worker\` (--wait on the command runs it in place instead, next time); \`harvest status ${jobId}\` shows progress`;
+}

@@ -135,7 +135,8 @@ export const passesPerMonth = (everySeconds: number): number => Math.ceil(MONTH_
 /** Pure: a pass reads one page, plus one per `pageSize` new tweets (the watermark ends it). */
 export function watchCost(tweetsPerDay: number, everySeconds: number, pageSize = PAGE): WatchCost {
   const perPass = 1 + (tweetsPerDay * everySeconds) / 86_400 / pageSize;
-  return { everySeconds, perPass: Math.ceil(perPass), perMonth: Math.ceil(passesPerMonth(everySeconds) * perPass) };
+  // Rounded, not ceiled: a pass of 1.0003 requests on average is ~1, and ~2 misread it.
+  return { everySeconds, perPass: Math.max(1, Math.round(perPass)), perMonth: Math.ceil(passesPerMonth(everySeconds) * perPass) };
 }
 
 /** Tweets per day near the newest, from one newest-first page (0 under two tweets). */

@@ -134,7 +134,7 @@ export async function reopenJobForRepair(
               finished_at = CASE WHEN status IN ('completed', 'failed') THEN NULL ELSE finished_at END,
               error_code = NULL, error_message = NULL,
               max_requests = CASE WHEN max_requests IS NULL OR $2::bigint IS NULL THEN max_requests ELSE requests_spent + $2::bigint END,
-              note = left(CASE WHEN note IS NULL OR note = '' THEN $3 ELSE note || '; ' || $3 END, 2000),
+              note = right(CASE WHEN note IS NULL OR note = '' THEN $3 ELSE note || '; ' || $3 END, 2000),
               updated_at = now()
         WHERE id = $1::bigint`,
       [jobId, p.budget, p.note],

@@ -125,10 +125,14 @@ export async function lockJobAndSlices(client: PoolClient, jobId: string): Promi
   await client.query('SELECT 1 FROM jobs WHERE id = $1::bigint FOR UPDATE', [jobId]);
 }
 
+/**
+ * Appends to the job's note, keeping its newest 2,000 characters: a quiet watch adds a line a
+ * pass, and keeping the oldest froze `status` and the dashboard on the first day's lines.
+ */
 async function appendJobNote(db: Queryable, jobId: string, note: string | undefined): Promise<void> {
   if (!note) return;
   await db.query(
-    `UPDATE jobs SET note = left(CASE WHEN note IS NULL OR note = '' THEN $2 ELSE note || '; ' || $2 END, 2000), updated_at = now()
+    `UPDATE jobs SET note = right(CASE WHEN note IS NULL OR note = '' THEN $2 ELSE note || '; ' || $2 END, 2000), updated_at = now()
       WHERE id = $1::bigint`,
     [jobId, note],
   );

@@ -105,7 +105,7 @@ export async function startRefreshPass(
       await client.query('UPDATE watches SET enabled = false, next_due_at = NULL WHERE job_id = $1::bigint', [jobId]);
       await client.query(
         `UPDATE jobs SET status = 'completed', finished_at = now(), updated_at = now(),
-                note = left(CASE WHEN note IS NULL OR note = '' THEN $2 ELSE note || '; ' || $2 END, 2000)
+                note = right(CASE WHEN note IS NULL OR note = '' THEN $2 ELSE note || '; ' || $2 END, 2000)
           WHERE id = $1::bigint`,
         [jobId, pass.doneNote],
       );

@@ -18,6 +18,9 @@ describe('operating commands', () => {
     expect(created.code).toBe(0);
     const jobId = created.out.split('\n')[0]!;
     expect(jobId).toMatch(/^\d+$/);
+    // Not "re-run with --wait": that would queue the job a second time, every request paid twice.
+    expect(created.err).toContain('a worker runs it: `harvest worker`');
+    expect(created.err).not.toMatch(/re-run/);
 
     const status = await run(['status']);
     expect(status.code).toBe(0);

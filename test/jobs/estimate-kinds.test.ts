@@ -96,6 +96,8 @@ describe('--estimate on every job kind', () => {
 
   it('a watch costs one page a pass plus one per 20 new tweets', () => {
     expect(watchCost(0, 300)).toEqual({ everySeconds: 300, perPass: 1, perMonth: 8640 });
+    // A tweet a day: 1.0002 requests a pass on average, ~1 (not ~2).
+    expect(watchCost(1, 300)).toMatchObject({ perPass: 1, perMonth: 8642 });
     // 2,880 tweets a day, a pass an hour: 120 new a pass, 7 pages each.
     expect(watchCost(2880, 3600)).toEqual({ everySeconds: 3600, perPass: 7, perMonth: 720 * 7 });
   });

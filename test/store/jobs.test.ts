@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createJob, createSlices, getJob, recordRequests } from '../../src/store/jobs.ts';
+import { finishSlice } from '../../src/store/job-runtime.ts';
 import { createWatch, finishWatchPass } from '../../src/store/watches.ts';
 import { withTransaction } from '../../src/store/db.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
@@ -60,6 +61,20 @@ describe('jobs and slices', () => {
     expect(await withTransaction(db.pool, (c) => recordRequests(c, rows))).toBe(2);
     expect(await recordRequests(db.pool, rows)).toBe(0);
     expect((await getJob(db.pool, jobId))?.requestsSpent).toBe(1);
+  });
+});
+
+describe('job notes', () => {
+  it('keep their newest 2,000 characters: a quiet watch adding a line a pass does not freeze them on its first day', async () => {
+    const jobId = await createJob(db.pool, { kind: 'search', params: { query: 'x' } });
+    const sliceIds = await createSlices(db.pool, jobId, Array.from({ length: 30 }, (_, i) => ({ kind: 'search-window', params: { i } })));
+    for (const [i, sliceId] of sliceIds.entries()) {
+      await finishSlice(db.pool, { sliceId, jobId, status: 'done', note: `pass ${i}: the first page was empty though the service answered (outage?) ${'.'.repeat(40)}` });
+    }
+    const note = (await getJob(db.pool, jobId))!.note!;
+    expect(note.length).toBe(2000);
+    expect(note).toMatch(/pass 29: the first page was empty/);
+    expect(note).not.toMatch(/pass 0:/);
   });
 });
 

@@ -15,7 +15,7 @@ import { capped, confirmSpend, terminalIo } from '../confirm.ts';
 import { cliRuntime, withServices, type CliState } from '../context.ts';
 import { parseConcurrency, parseJobId, parsePositiveInt } from '../inputs.ts';
 import { formatCount } from '../progress.ts';
-import { waitForJob } from '../wait.ts';
+import { queuedHint, waitForJob } from '../wait.ts';
 
 interface ConversationsOptions {
   estimate?: boolean;
@@ -65,7 +65,7 @@ export function registerConversationsCommand(program: Command, state: CliState):
         console.log(submitted.jobId);
         console.error(`job ${submitted.jobId}: conversations of job ${params.sourceJobId}, ${submitted.roots} roots in ${submitted.slices} slices queued`);
         if (o.wait !== true) {
-          console.error(`a worker runs it: \`harvest worker\`, or re-run with --wait; \`harvest status ${submitted.jobId}\` shows progress`);
+          console.error(queuedHint(submitted.jobId));
           return;
         }
         const ctx = await planContext(services);

@@ -39,7 +39,7 @@ import {
   parseUserRef,
 } from '../inputs.ts';
 import { estimateLines, printCommunityEstimate, printJobEstimate, printSearchEstimate, searchSpend, watchSpend, type SpendOf } from '../job-costs.ts';
-import { waitForJob } from '../wait.ts';
+import { queuedHint, waitForJob } from '../wait.ts';
 
 interface CommonOptions {
   wait?: boolean;
@@ -101,7 +101,7 @@ async function run(state: CliState, kind: JobKindName, params: unknown, common: 
     console.log(jobId);
     console.error(`job ${jobId}: ${kind}, ${slices} slice${slices === 1 ? '' : 's'} queued`);
     if (!common.wait) {
-      console.error(`a worker runs it: \`harvest worker\`, or re-run with --wait; \`harvest status ${jobId}\` shows progress`);
+      console.error(queuedHint(jobId));
       return;
     }
     const concurrency = common.concurrency ?? targetParallelism(ctx.pooledRate, ctx.latencyMs);

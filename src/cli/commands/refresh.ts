@@ -16,7 +16,7 @@ import { cliRuntime, withServices, type CliState } from '../context.ts';
 import { capped, confirmSpend, terminalIo, type ConfirmIo, type ExpectedSpend } from '../confirm.ts';
 import { durationSchema, parseConcurrency, parseEvery, parseJobId, parsePositiveInt } from '../inputs.ts';
 import { formatCount, formatDuration } from '../progress.ts';
-import { waitForJob } from '../wait.ts';
+import { queuedHint, waitForJob } from '../wait.ts';
 
 const SPAN_MESSAGE = 'expected a duration like 30m, 24h, 7d or 1h30m (at most 10 years)';
 /** `--older-than` and `--for`: a positive span, at most 10 years. */
@@ -144,7 +144,7 @@ async function run(state: CliState, args: ParsedRefresh, io: ConfirmIo): Promise
     console.log(jobId);
     console.error(`job ${jobId}: refresh of job ${args.params.sourceJobId}, ${tweets} tweets in ${slices} slice${slices === 1 ? '' : 's'} queued`);
     if (!args.wait) {
-      console.error(`a worker runs it: \`harvest worker\`, or re-run with --wait; \`harvest status ${jobId}\` shows progress`);
+      console.error(queuedHint(jobId));
       return;
     }
     const ctx = await planContext(services);
