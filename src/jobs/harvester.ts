@@ -70,12 +70,41 @@ export async function planContext(services: Services): Promise<PlanContext> {
   };
 }
 
+export interface Periodic {
+  /** No more ticks; settles when the one running (if any) has ended. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs `fn` every `ms`, skipping a tick while the last one still runs: through an hour of Redis
+ * away, bare intervals piled up ~120 reconciles that all ran at once when it came back. A failure
+ * goes to `onError`; the timer does not hold the process open.
+ */
+export function periodic(ms: number, fn: () => Promise<unknown>, onError: (error: unknown) => void): Periodic {
+  let running: Promise<void> | null = null;
+  const timer = setInterval(() => {
+    if (running !== null) return;
+    running = fn().then(
+      () => undefined,
+      (error: unknown) => onError(error),
+    );
+    void running.finally(() => (running = null));
+  }, ms);
+  timer.unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
+  };
+}
+
 export class Harvester {
   readonly #services: Services;
   readonly #options: HarvesterOptions;
   readonly #abort = new AbortController();
   #workers: QueueWorkers | null = null;
-  #timers: NodeJS.Timeout[] = [];
+  #periodic: Periodic[] = [];
   #cleanups: Array<() => void> = [];
   #parallelism = 1;
   #cycleMs: number | null = null;
@@ -155,9 +184,7 @@ export class Harvester {
     // the limiter notices on the next job grant (no epoch), the periodic check below otherwise.
     this.#cleanups.push(s.gate.onStateLost(() => this.#recover('the limiter found the schedule gone')));
     const every = (ms: number, fn: () => Promise<unknown>) => {
-      const t = setInterval(() => void fn().catch((e: unknown) => s.logger.warn({ err: e }, 'periodic task failed')), ms);
-      t.unref();
-      this.#timers.push(t);
+      this.#periodic.push(periodic(ms, fn, (e) => s.logger.warn({ err: e }, 'periodic task failed')));
     };
     every(30_000, () => this.#refreshParallelism());
     every(PREFIX_HEARTBEAT_MS, () => touchWorkerPrefix(s.pool, s.config.redisPrefix));
@@ -271,13 +298,13 @@ export class Harvester {
    * taken up again once their locks lapse, or from Postgres when the queue is reconciled.
    */
   async stop(options: { redisGraceMs?: number } = {}): Promise<{ redisGone: boolean }> {
-    for (const t of this.#timers) clearInterval(t);
-    this.#timers = [];
+    // Ticks still running (a quota sync's request) are waited for, within the Redis grace.
+    const ticks = this.#periodic.splice(0).map((p) => p.stop());
     for (const c of this.#cleanups.splice(0)) c();
     this.#abort.abort();
     // The queue workers stop taking slices at once (closing them waits for the walks in hand, which
     // the abort ends), not after the notification loop has wound down.
-    const graceful = Promise.all([this.#notify?.stop(), this.#workers?.close()]);
+    const graceful = Promise.all([this.#notify?.stop(), this.#workers?.close(), ...ticks]);
     // Left behind when Redis is gone: its failure once the connections drop must not crash the exit.
     graceful.catch(() => undefined);
     const redisGone = unreachableFor(this.#services.redis, options.redisGraceMs ?? REDIS_GRACE_MS);
