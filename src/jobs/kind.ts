@@ -128,6 +128,8 @@ export interface WatchPassInput {
   floorMs?: number | null;
   /** The watch's open gaps: a kind that can bound a walk from above resumes a cut pass (cutPassResume). */
   gaps?: readonly WatchGap[];
+  /** The account the job's profile walk resolved, when it has run (WatchForPass.profileUserId). */
+  profileUserId?: string | null;
 }
 
 /** A job kind: its validated params and how it splits into slices. */

@@ -46,7 +46,8 @@ export async function submitJob(deps: SubmitDeps, input: SubmitInput): Promise<{
       const first = await startWatchPassIn(
         client,
         id,
-        (w) => passSlice(params, { watermarkId: w.watermarkId, floorMs: w.floorMs, gaps: w.gaps, pass: w.passes + 1, now: deps.planContext.now }),
+        (w) =>
+          passSlice(params, { watermarkId: w.watermarkId, floorMs: w.floorMs, gaps: w.gaps, pass: w.passes + 1, now: deps.planContext.now, profileUserId: w.profileUserId }),
         { markRunning: false },
       );
       if (first?.started) {

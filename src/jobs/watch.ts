@@ -15,7 +15,14 @@ export async function runWatchTick(jobId: string, deps: { pool: Pool; queues: Ha
   const pass = await startWatchPass(deps.pool, jobId, (w) => {
     const kind = jobKind(w.jobKind);
     if (!kind.passSlice) throw new Error(`job kind ${kind.kind} has a watch but no passSlice`);
-    return kind.passSlice(kind.params.parse(w.jobParams), { watermarkId: w.watermarkId, floorMs: w.floorMs, gaps: w.gaps, pass: w.passes + 1, now: new Date() });
+    return kind.passSlice(kind.params.parse(w.jobParams), {
+      watermarkId: w.watermarkId,
+      floorMs: w.floorMs,
+      gaps: w.gaps,
+      pass: w.passes + 1,
+      now: new Date(),
+      profileUserId: w.profileUserId,
+    });
   });
   if (!pass) {
     // The watch ended (failed, cancelled, paused): its scheduler has nothing left to start.

@@ -176,6 +176,8 @@ export interface World {
   readonly communities: readonly SimCommunity[];
   readonly spaces: readonly SimSpace[];
   /** Case-insensitive handle lookup. */
+  /** The account takes a new handle; the old one is free until another account takes it. */
+  renameUser(handle: string, newHandle: string): void;
   userByHandle(handle: string): SimUser | undefined;
   userById(id: string): SimUser | undefined;
   listById(id: string): SimList | undefined;

@@ -181,6 +181,8 @@ export interface SimulatorStats {
 
 export interface SimulatorControl {
   addTweets(specs: NewTweetSpec[]): string[];
+  /** An account takes a new handle (the old one answers 404 until another account takes it). */
+  renameUser(handle: string, newHandle: string): void;
   setQuota(key: string, remaining: number, validUntil?: string): void;
   removeKey(key: string): void;
   addKey(key: string, quota?: number): void;

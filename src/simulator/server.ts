@@ -81,6 +81,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
 
   const control: SimulatorControl = {
     addTweets: (specs) => world.addTweets(specs).map((i) => world.tweets.idString(i)),
+    renameUser: (handle, newHandle) => world.renameUser(handle, newHandle),
     setQuota: (key, remaining, validUntil) => keys.setQuota(key, remaining, validUntil),
     removeKey: (key) => keys.remove(key),
     addKey: (key, quota) => keys.add(key, quota),

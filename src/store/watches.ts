@@ -479,6 +479,11 @@ export interface WatchForPass {
   gaps: WatchGap[];
   /** A pass slice that is still pending or running, if any. */
   activeSliceId: string | null;
+  /**
+   * The account the job's profile walk resolved (job_users, role profile), or null: a timeline
+   * watch reads by it, not by the handle, which an account can give up and another take.
+   */
+  profileUserId: string | null;
 }
 
 type MakePassSlice = (w: WatchForPass) => { kind: string; params: Record<string, unknown> };
@@ -515,8 +520,10 @@ export async function startWatchPassIn(
     gaps: WatchGap[];
     active: string | null;
     active_priority: JobPriority | null;
+    profile_user_id: string | null;
   }>(
     `SELECT j.status, j.kind, j.params, w.enabled, w.high_watermark_id::text, w.floor_ms::text, w.passes, w.gaps,
+            (SELECT user_id::text FROM job_users WHERE job_id = j.id AND role = 'profile' ORDER BY user_id LIMIT 1) AS profile_user_id,
             -- A pass is still active until the watch has recorded it: its last page may have
             -- committed (status done) before finishSlice moved the watermark. Other slices of the
             -- job (a backfill before the watch, a community's members) are not passes.
@@ -545,6 +552,7 @@ export async function startWatchPassIn(
     passes: r.passes,
     gaps: r.gaps,
     activeSliceId: null,
+    profileUserId: r.profile_user_id,
   });
   const [inserted] = await insertSlices(client, jobId, [slice]);
   await client.query(

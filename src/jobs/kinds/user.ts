@@ -42,8 +42,14 @@ function targetIdentity(target: UserTarget): Record<string, unknown> {
   return { userLink: target.userLink.toLowerCase() };
 }
 
-function timelinePass(params: UserJobParams, input: { watermarkId: string | null; pass: number }): SliceSpec {
-  return { kind: 'user-tweets', params: { target: params.target, watermarkId: input.watermarkId, pass: input.pass } satisfies TimelineParams };
+/**
+ * A timeline pass reads by the account's id once the job's profile walk has resolved it: a handle
+ * can be given up (every pass then met a 404, recorded as cut, with no word to anyone) and taken by
+ * another account (whose tweets were then stored as the watched one's).
+ */
+function timelinePass(params: UserJobParams, input: { watermarkId: string | null; pass: number; profileUserId?: string | null }): SliceSpec {
+  const target: UserTarget = input.profileUserId ? { userId: input.profileUserId } : params.target;
+  return { kind: 'user-tweets', params: { target, watermarkId: input.watermarkId, pass: input.pass } satisfies TimelineParams };
 }
 
 export const userJob: JobKind<UserJobParams> = {

@@ -63,6 +63,17 @@ export class SimWorld implements World {
     this.tweets = new ColumnarTweetTable(this.lexicon, initialTweetCapacity);
   }
 
+  /** The account takes a new handle; the old one is free (and answers 404) until another takes it. */
+  renameUser(handle: string, newHandle: string): void {
+    const i = this.#byHandle.get(handle.replace(/^@/, '').toLowerCase());
+    if (i === undefined) throw new InputError(`unknown handle ${handle}`);
+    const next = newHandle.replace(/^@/, '');
+    if (this.#byHandle.has(next.toLowerCase())) throw new InputError(`handle ${next} is taken`);
+    this.#byHandle.delete(this.#users[i]!.username.toLowerCase());
+    this.#users[i]!.username = next;
+    this.#byHandle.set(next.toLowerCase(), i);
+  }
+
   userByHandle(handle: string): SimUser | undefined {
     const i = this.#byHandle.get(handle.replace(/^@/, '').toLowerCase());
     return i === undefined ? undefined : this.#users[i];
