@@ -114,8 +114,8 @@ const LOCK_SLICES_SQL = `SELECT s.id::text AS id FROM job_slices s
   ORDER BY s.id
   FOR UPDATE OF s`;
 
-// The lock the advance's UPDATE of jobs takes (NO KEY: job_tweets/job_users inserts of other
-// transactions check their foreign key with KEY SHARE, which FOR UPDATE would block).
+// The lock the advance's UPDATE of jobs takes (NO KEY: rows other transactions insert that name a
+// job, such as the request log, check their foreign key with KEY SHARE, which FOR UPDATE blocks).
 const LOCK_JOBS_SQL = `SELECT 1 FROM jobs WHERE id = ANY($1::bigint[]) ORDER BY id FOR NO KEY UPDATE`;
 
 // Every page's slice advance, the request log and the jobs' roll-ups in ONE statement per batch:

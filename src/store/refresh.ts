@@ -16,30 +16,23 @@ export interface RefreshSelection {
   createdAfter?: Date;
 }
 
-/** The source job's tweets to re-read, ascending by id (ids as decimal strings). */
-export async function refreshTweetIds(db: Queryable, s: RefreshSelection): Promise<string[]> {
-  const { rows } = await db.query<{ id: string }>(
-    `SELECT jt.tweet_id::text AS id
-       FROM job_tweets jt JOIN tweets t ON t.id = jt.tweet_id
+/** The source job's tweets a selection takes: FROM and WHERE, with its parameters (selectionValues). */
+const SELECTION = `FROM job_tweets jt JOIN tweets t ON t.id = jt.tweet_id
       WHERE jt.job_id = $1::bigint
         AND ($2::timestamptz IS NULL OR t.first_seen_at <= $2::timestamptz)
-        AND ($3::timestamptz IS NULL OR t.created_at >= $3::timestamptz)
-      ORDER BY jt.tweet_id`,
-    [s.sourceJobId, s.firstSeenBefore?.toISOString() ?? null, s.createdAfter?.toISOString() ?? null],
-  );
+        AND ($3::timestamptz IS NULL OR t.created_at >= $3::timestamptz)`;
+
+const selectionValues = (s: RefreshSelection) => [s.sourceJobId, s.firstSeenBefore?.toISOString() ?? null, s.createdAfter?.toISOString() ?? null];
+
+/** The source job's tweets to re-read, ascending by id (ids as decimal strings). */
+export async function refreshTweetIds(db: Queryable, s: RefreshSelection): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>(`SELECT jt.tweet_id::text AS id ${SELECTION} ORDER BY jt.tweet_id`, selectionValues(s));
   return rows.map((r) => r.id);
 }
 
 /** Whether any of the source job's tweets matches `s` (refreshTweetIds without reading them). */
 export async function hasRefreshTweets(db: Queryable, s: RefreshSelection): Promise<boolean> {
-  const { rows } = await db.query(
-    `SELECT 1 FROM job_tweets jt JOIN tweets t ON t.id = jt.tweet_id
-      WHERE jt.job_id = $1::bigint
-        AND ($2::timestamptz IS NULL OR t.first_seen_at <= $2::timestamptz)
-        AND ($3::timestamptz IS NULL OR t.created_at >= $3::timestamptz)
-      LIMIT 1`,
-    [s.sourceJobId, s.firstSeenBefore?.toISOString() ?? null, s.createdAfter?.toISOString() ?? null],
-  );
+  const { rows } = await db.query(`SELECT 1 ${SELECTION} LIMIT 1`, selectionValues(s));
   return rows.length > 0;
 }
 
