@@ -11,6 +11,7 @@
  *   <prefix>:{<ns>}:watch-waiting        per deployment: still under `<prefix>:` (so deleting a
  *   <prefix>:{<ns>}:epoch                 prefix removes them) but hashed by the namespace, since
  *   <prefix>:{<ns>}:budget:<jobId>        the prefix itself has no braces
+ *   <prefix>:{<ns>}:once:<process>        per process: what its last spending calls did (lua.ts, ONCE)
  *
  * The cost: all limiter state of one service sits on one cluster node. It is small (two keys per
  * API key, one per job) and each grant is one script call, so a node serves it at thousands of
@@ -30,6 +31,7 @@ export interface LimiterLayout {
   readonly watchWaiting: string;
   readonly epoch: string;
   budget(jobId: string): string;
+  once(process: string): string;
   key(fingerprint: string): KeyRedisNames;
 }
 
@@ -48,6 +50,7 @@ export function limiterLayout(prefix: string, ns: string): LimiterLayout {
     watchWaiting: `${deployment}:watch-waiting`,
     epoch: `${deployment}:epoch`,
     budget: (jobId) => `${deployment}:budget:${jobId}`,
+    once: (process) => `${deployment}:once:${process}`,
     key: (fingerprint) => ({ fingerprint, state: `${tag}:key:${fingerprint}`, quota: `${tag}:quota:${fingerprint}` }),
   };
 }

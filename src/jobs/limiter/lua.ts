@@ -26,6 +26,26 @@ local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 `;
 
 /**
+ * Calls that spend (ACQUIRE_LUA's grants, GIVE_BACK_LUA) must not spend twice when ioredis sends
+ * them again: a connection that drops after Redis ran a call but before its answer arrived has
+ * the call resent on reconnect (autoResendUnfulfilledCommands; turning that off leaves the call's
+ * promise unsettled), and a grant would then take two quota and budget units, a give-back return
+ * two. Each process numbers its calls and keeps, in a hash of its own (`<prefix>:{<ns>}:once:<id>`,
+ * KEYS like any other, so it shares the slot on a cluster), what its last ONCE_KEEP calls did.
+ * A process has far fewer calls than that unanswered at any moment (one per open key and line),
+ * and ioredis resends them first on reconnecting, so a resent call always finds its entry; the
+ * hash lives a day past its process's last call.
+ */
+export const ONCE_KEEP = 256;
+const ONCE = `
+local function remember(hash, seq, value)
+  redis.call('HSET', hash, seq, value)
+  redis.call('HDEL', hash, string.format('%.0f', tonumber(seq) - ${ONCE_KEEP}))
+  redis.call('PEXPIRE', hash, 86400000)
+end
+`;
+
+/**
  * Rate is GCRA without burst: a key's grants are at least `interval` = (1000 + headroom) / rate ms
  * apart, so no span of 1000 + headroom ms holds more than `rate` of them, wherever the service's
  * window starts (intervals are rounded up to a whole microsecond). The headroom doubles with each
@@ -51,16 +71,28 @@ local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
  * queued behind this one) a grant or refusal leaves it registered, so backfills keep yielding
  * until the line's next watch has asked.
  *
- * KEYS: watch-waiting, budget, epoch, then (state hash, quota) per key.
+ * A grant is remembered under the call's sequence number in its process's once hash (ONCE), and
+ * a call that comes again with that number answers the same grant instead of spending again.
+ *
+ * KEYS: watch-waiting, budget, epoch, once hash, then (state hash, quota) per key.
  * ARGV: mode ('watch' | 'backfill' | 'sync'), waiter id, rate per key, base headroom µs, headroom
  *       cap µs, lookahead µs, reserve, budget ('0' none, '1' when present, '2' expected), check
- *       epoch ('1'/'0'), waiter ttl µs, recheck µs, state ttl ms, keep ('1'/'0'), then one
- *       fingerprint per key.
+ *       epoch ('1'/'0'), waiter ttl µs, recheck µs, state ttl ms, keep ('1'/'0'), call sequence
+ *       number, then one fingerprint per key.
  * Reply: {'ok', fp, delayUs, grantedBefore, quotaUnknown, slotAtUs, strikes, ready, nextUs} | {'wait', us} |
  *        {'exhausted', retryAtUs or ''} | {'budget'} | {'lost', 'epoch' | 'budget'} |
  *        {'unknown', fp...} (backfill with a reserve, and every usable key's quota unknown)
  */
-export const ACQUIRE_LUA = `${PRELUDE}
+export const ACQUIRE_LUA = `${PRELUDE}${ONCE}
+local seq = ARGV[14]
+local prior = redis.call('HGET', KEYS[4], seq)
+if prior then
+  -- The same call again (ioredis resent it after a reconnect) and its first run granted: the same
+  -- grant, its delay read from now. Its slot has usually passed, so the caller gives it back.
+  local again = cjson.decode(prior)
+  again[3] = fmt(tonumber(again[6]) - now)
+  return again
+end
 local mode = ARGV[1]
 local waiter = ARGV[2]
 local rate = tonumber(ARGV[3])
@@ -74,7 +106,7 @@ local waiterTtl = tonumber(ARGV[10]) -- microseconds (PEXPIRE takes milliseconds
 local recheck = tonumber(ARGV[11])
 local stateTtl = tonumber(ARGV[12])
 local keep = ARGV[13] == '1'
-local n = #ARGV - 13
+local n = #ARGV - 14
 
 local function leave()
   if mode == 'watch' and not keep then redis.call('ZREM', KEYS[1], waiter) end
@@ -115,8 +147,8 @@ local live = false
 local slots = {}
 local unknownKeys = {}
 for i = 1, n do
-  local h = KEYS[2 + 2 * i]
-  local q = KEYS[3 + 2 * i]
+  local h = KEYS[3 + 2 * i]
+  local q = KEYS[4 + 2 * i]
   local st = redis.call('HMGET', h, 'tat', 'parkedUntil', 'disabled', 'reason', 'coolUntil', 'validUntil', 'strikes')
   if st[3] ~= '1' then
     local parked = tonumber(st[2] or '')
@@ -142,7 +174,7 @@ for i = 1, n do
         if vu and vu > now and vu < at then at = vu end
         if not retryAt or at < retryAt then retryAt = at end
       elseif mode == 'backfill' and floor > 0 and not quota then
-        unknownKeys[#unknownKeys + 1] = ARGV[13 + i]
+        unknownKeys[#unknownKeys + 1] = ARGV[14 + i]
       else
         live = true
         local slot = math.max(tonumber(st[1] or '') or 0, tonumber(st[5] or '') or 0, now)
@@ -191,8 +223,8 @@ if keep then
 else
   leave()
 end
-local h = KEYS[2 + 2 * bestIdx]
-local q = KEYS[3 + 2 * bestIdx]
+local h = KEYS[3 + 2 * bestIdx]
+local q = KEYS[4 + 2 * bestIdx]
 redis.call('HSET', h, 'tat', fmt(bestSlot + bestInterval))
 -- Key state is shared by every deployment on this Redis and outlives none of them for long.
 redis.call('PEXPIRE', h, stateTtl)
@@ -222,7 +254,9 @@ for _, slot in pairs(slots) do
 end
 local nextUs = ''
 if nextOpen then nextUs = fmt(nextOpen - now) end
-return {'ok', ARGV[13 + bestIdx], fmt(bestSlot - now), grantedBefore, unknown, fmt(bestSlot), bestStrikes, ready, nextUs}
+local reply = {'ok', ARGV[14 + bestIdx], fmt(bestSlot - now), grantedBefore, unknown, fmt(bestSlot), bestStrikes, ready, nextUs}
+remember(KEYS[4], seq, cjson.encode(reply))
+return reply
 `;
 
 /**
@@ -346,9 +380,12 @@ return 1
 /**
  * A grant that was never used (its request would have gone out past its slot): its quota unit
  * and its job's budget unit come back; its rate slot stays spent. KEYS: quota, budget (absent for
- * none). A quota at 0 is not raised: the key may have been parked by the service's 403 since.
+ * none), once hash. ARGV: call sequence number (a call that comes again gives nothing back twice).
+ * A quota at 0 is not raised: the key may have been parked by the service's 403 since.
  */
-export const GIVE_BACK_LUA = `
+export const GIVE_BACK_LUA = `${ONCE}
+if redis.call('HEXISTS', KEYS[3], ARGV[1]) == 1 then return 0 end
+remember(KEYS[3], ARGV[1], '1')
 local q = tonumber(redis.call('GET', KEYS[1]) or '')
 if q and q > 0 then redis.call('INCR', KEYS[1]) end
 if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('INCR', KEYS[2]) end

@@ -89,6 +89,8 @@ export class RedisGate implements RequestGate {
   readonly #stats: LimiterStats = { acquireCalls: 0, reportCalls: 0, reportsSkipped: 0, grants: 0, givenBack: 0 };
   readonly #clock = new ClockOffset();
   readonly #onGiveBack: ((fingerprint: string) => void) | null;
+  /** This gate's once hash (lua.ts, ONCE): a spending call ioredis resends does not spend twice. */
+  readonly #once: string;
 
   constructor(options: RedisGateOptions) {
     if (!(options.ratePerKey > 0)) throw new ConfigError('ratePerKey must be positive');
@@ -109,6 +111,7 @@ export class RedisGate implements RequestGate {
     this.#reserve = options.watchReserve;
     this.#logger = (options.logger ?? silentLogger).child({ component: 'limiter' });
     this.#onGiveBack = options.onGiveBack ?? null;
+    this.#once = this.#layout.once(randomUUID());
   }
 
   acquire(options: AcquireOptions = {}): Promise<RedisGrant> {
@@ -158,7 +161,7 @@ export class RedisGate implements RequestGate {
     this.#onGiveBack?.(grant.fingerprint);
     const budget = options.jobId === undefined ? null : this.#layout.budget(options.jobId);
     try {
-      await this.#scripts.giveBack(this.#namesOf(grant.fingerprint), budget);
+      await this.#scripts.giveBack(this.#namesOf(grant.fingerprint), budget, this.#once);
       this.#logger.debug({ fingerprint: grant.fingerprint }, 'grant not sent (too late, or no connection); given back');
     } catch (error) {
       // A refund that fails only leaves one unit spent: not worth failing the call for.
@@ -307,6 +310,7 @@ export class RedisGate implements RequestGate {
       budget: jobId === undefined ? null : this.#layout.budget(jobId),
       budgetMode,
       epoch: guarded ? this.#layout.epoch : null,
+      once: this.#once,
       keys: names,
       ratePerKey: this.#ratePerKey,
       headroomMs: this.#headroomMs,

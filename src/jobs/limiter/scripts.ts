@@ -43,6 +43,8 @@ export interface AcquireCall {
   budgetMode: 'present' | 'expected';
   /** Epoch key that must exist for a grant, or null to not check. */
   epoch: string | null;
+  /** This process's once hash: a call ioredis resends answers its first grant (ONCE in lua.ts). */
+  once: string;
   keys: readonly KeyRedisNames[];
   ratePerKey: number;
   headroomMs: number;
@@ -92,8 +94,8 @@ export interface LimiterScripts {
   ): Promise<number>;
   /** Whether the periodic sync asks the service for this key now (SYNC_DUE_LUA). */
   syncDue(key: KeyRedisNames, intervalMs: number, idleMs: number): Promise<boolean>;
-  /** Returns an unused grant's quota unit, and its job's budget unit when `budget` names one. */
-  giveBack(key: KeyRedisNames, budget: string | null): Promise<void>;
+  /** Returns an unused grant's quota unit, and its job's budget unit when `budget` names one (once: see AcquireCall). */
+  giveBack(key: KeyRedisNames, budget: string | null, once: string): Promise<void>;
   unpark(key: KeyRedisNames): Promise<void>;
   setQuota(key: KeyRedisNames, remaining: number | null): Promise<void>;
 }
@@ -163,17 +165,20 @@ export function defineLimiterScripts(redis: RedisConnection): LimiterScripts {
   const syncDue = commandOf(redis, NAMES.syncDue);
   const admin = commandOf(redis, NAMES.admin);
   const giveBack = commandOf(redis, NAMES.giveBack);
+  // The spending calls' sequence numbers (ONCE in lua.ts): one run per number, however often sent.
+  let seq = 0;
 
   return {
     async acquire(call) {
       const keyNames = call.keys.flatMap((k) => [k.state, k.quota]);
       const raw = await acquire(
-        3 + keyNames.length,
+        4 + keyNames.length,
         call.watchWaiting,
         // Unused names keep KEYS positions fixed when the acquire spends no budget / checks no epoch
         // (derived from watch-waiting, so on a cluster they share its hash slot).
         call.budget ?? `${call.watchWaiting}:no-budget`,
         call.epoch ?? `${call.watchWaiting}:no-epoch`,
+        call.once,
         ...keyNames,
         call.mode,
         call.waiter,
@@ -188,6 +193,7 @@ export function defineLimiterScripts(redis: RedisConnection): LimiterScripts {
         us(call.recheckMs),
         String(Math.ceil(call.stateTtlMs)),
         call.keep ? '1' : '0',
+        String(++seq),
         ...call.keys.map((k) => k.fingerprint),
       );
       return parseAcquire(raw);
@@ -213,9 +219,9 @@ export function defineLimiterScripts(redis: RedisConnection): LimiterScripts {
     async syncDue(key, intervalMs, idleMs) {
       return num(await syncDue(2, key.state, key.quota, us(intervalMs), us(idleMs))) === 1;
     },
-    async giveBack(key, budget) {
+    async giveBack(key, budget, once) {
       // A name derived from the quota's keeps the hash slot when there is no budget (see acquire).
-      await giveBack(2, key.quota, budget ?? `${key.quota}:no-budget`);
+      await giveBack(3, key.quota, budget ?? `${key.quota}:no-budget`, once, String(++seq));
     },
     async unpark(key) {
       await admin(2, key.state, key.quota, 'unpark', '');
