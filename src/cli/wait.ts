@@ -1,7 +1,8 @@
 /**
- * `--wait`: after enqueueing, this process works the queue itself until that job ends, showing
- * progress (a live line on a terminal, periodic log lines otherwise). Exit codes: 0 completed,
- * 1 failed, 3 paused for quota, 4 cancelled, 5 paused, 130 interrupted.
+ * `--wait` and `harvest wait <job-id>`: this process works the queue itself until that job ends,
+ * showing progress (a live line on a terminal, periodic log lines otherwise); with `follow` it only
+ * shows the progress of a job workers elsewhere run. Exit codes: 0 completed, 1 failed, 3 paused
+ * for quota, 4 cancelled, 5 paused, 130 interrupted.
  */
 import { Harvester } from '../jobs/harvester.ts';
 import type { Services } from '../jobs/services.ts';
@@ -11,7 +12,12 @@ import { formatCount, ProgressReporter, type ProgressSnapshot } from './progress
 
 export const WAIT_EXIT = { completed: 0, failed: 1, paused_quota: 3, cancelled: 4, paused: 5, interrupted: 130 } as const;
 
-const ENDED = new Set(['completed', 'failed', 'cancelled', 'paused', 'paused_quota']);
+const ENDED: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled', 'paused', 'paused_quota']);
+
+/** Whether a job in this state is over for a waiter (its exit code is WAIT_EXIT's). */
+export function waitEnded(status: string): status is keyof typeof WAIT_EXIT {
+  return ENDED.has(status);
+}
 
 export async function quotaLeft(services: Services): Promise<number | null> {
   const states = await services.gate.keyStates();
@@ -85,10 +91,11 @@ export function describeEnd(s: JobSnapshot): string {
 export async function waitForJob(
   services: Services,
   jobId: string,
-  options: { concurrency: number; stream?: NodeJS.WriteStream },
+  options: { concurrency: number; stream?: NodeJS.WriteStream; follow?: boolean },
 ): Promise<number> {
   const stream = options.stream ?? process.stderr;
-  const harvester = new Harvester(services, { concurrency: options.concurrency });
+  // Following, nothing here works the queue: the workers elsewhere do (keyless, no request).
+  const harvester = options.follow ? null : new Harvester(services, { concurrency: options.concurrency });
   let interrupted = false;
   let redisGone = false;
   let wake: () => void = () => undefined;
@@ -105,7 +112,7 @@ export async function waitForJob(
       return toProgress(snap, await quotaLeftSoon(services));
     },
   });
-  await harvester.start();
+  await harvester?.start();
   reporter.start();
   let final: JobSnapshot | null = null;
   // A Postgres blip is not the job's end: the workers in this process retry what it broke, so the
@@ -132,7 +139,7 @@ export async function waitForJob(
   } finally {
     removeSignals();
     // Stop the workers first: the in-flight pages commit, so the last line is the truth.
-    redisGone = (await harvester.stop()).redisGone;
+    redisGone = harvester ? (await harvester.stop()).redisGone : false;
     await reporter.stop();
   }
   if (redisGone) {
@@ -149,7 +156,11 @@ export async function waitForJob(
   final = await snapshotWithin(services, jobId, POSTGRES_GRACE_MS);
   if (!final) return WAIT_EXIT.failed;
   if (interrupted && !ENDED.has(final.status)) {
-    stream.write(`interrupted; job ${jobId} is ${final.status} and resumes from its last committed page on the next worker\n`);
+    stream.write(
+      options.follow
+        ? `stopped following; job ${jobId} is ${final.status} (the workers running it go on)\n`
+        : `interrupted; job ${jobId} is ${final.status} and resumes from its last committed page on the next worker\n`,
+    );
     return WAIT_EXIT.interrupted;
   }
   stream.write(`${describeEnd(final)}\n`);
@@ -161,5 +172,5 @@ export async function waitForJob(
  * both run in full (every request paid twice).
  */
 export function queuedHint(jobId: string): string {
-  return `a worker runs it: \`harvest worker\` (--wait on the command runs it in place instead, next time); \`harvest status ${jobId}\` shows progress`;
+  return `a worker runs it: \`harvest worker\`, or \`harvest wait ${jobId}\` in this terminal until it ends; \`harvest status ${jobId}\` shows progress`;
 }

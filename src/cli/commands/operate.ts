@@ -4,15 +4,18 @@ import { isLoopbackHost } from '../../config.ts';
 import { createDashboardHandler, type DashboardHandler } from '../../dashboard/server.ts';
 import { fromRedis } from '../../jobs/bounded-read.ts';
 import { controlJob } from '../../jobs/control.ts';
-import { Harvester } from '../../jobs/harvester.ts';
+import { Harvester, planContext } from '../../jobs/harvester.ts';
+import { targetParallelism } from '../../jobs/time-slices.ts';
 import { HarvestMetrics, startMetricsServer, type MetricSources } from '../../jobs/metrics.ts';
 import type { Services } from '../../jobs/services.ts';
 import { jobCountsByStatus, oldestRunnableSliceAgeSeconds } from '../../store/metrics-queries.ts';
 import { migrate } from '../../store/migrate.ts';
+import { claimWorkerPrefix } from '../../store/worker-prefixes.ts';
 import { describeJobState, jobHealth, jobSnapshot, recentJobSnapshots, stalledJobs } from '../../store/job-status.ts';
 import { cliRuntime, onShutdownSignal, withServices, type CliState } from '../context.ts';
 import { parseConcurrency, parseJobId, parseNonNegativeInt } from '../inputs.ts';
 import { formatCount } from '../progress.ts';
+import { describeEnd, WAIT_EXIT, waitEnded, waitForJob } from '../wait.ts';
 
 /** `harvest status --check` exits with this when any job is stalled (1 is an error, 64 bad usage). */
 export const STALLED_EXIT_CODE = 6;
@@ -147,6 +150,36 @@ export function registerOperateCommands(program: Command, state: CliState): void
           state.exitCode = STALLED_EXIT_CODE;
         }
       }, { keyless: true });
+    });
+
+  program
+    .command('wait')
+    .description('work a queued job in this process until it ends, showing progress (exit code as --wait)')
+    .argument('<job-id>')
+    .option('--concurrency <n>', 'slices walked at once (default: rate × latency)')
+    .option('--follow', 'only show its progress: workers elsewhere run it (no key needed, no request made)')
+    .action(async (id: string, o: { concurrency?: string; follow?: boolean }) => {
+      const jobId = parseJobId(id);
+      const concurrency = o.concurrency === undefined ? undefined : parseConcurrency(o.concurrency);
+      const follow = o.follow === true;
+      await withServices(cliRuntime(state, { quiet: true }), async (services) => {
+        const snap = await jobSnapshot(services.pool, jobId);
+        if (!snap) {
+          console.error(`no job ${jobId}`);
+          state.exitCode = 1;
+          return;
+        }
+        // Ended already: its line and exit code, without starting workers (a start syncs quota).
+        if (waitEnded(snap.status)) {
+          console.error(describeEnd(snap));
+          state.exitCode = WAIT_EXIT[snap.status];
+          return;
+        }
+        // Working the queue here: refused for another prefix's database, as a worker's start is.
+        if (!follow) await claimWorkerPrefix(services.pool, services.config.redisPrefix);
+        const ctx = await planContext(services);
+        state.exitCode = await waitForJob(services, jobId, { concurrency: concurrency ?? targetParallelism(ctx.pooledRate, ctx.latencyMs), follow });
+      }, { keyless: follow });
     });
 
   for (const action of ['pause', 'resume', 'cancel'] as const) {
