@@ -131,13 +131,22 @@ describe('limiter calls ioredis sends again', () => {
     expect(await spent(g)).toMatchObject({ remaining: 99, budget: 9 });
   });
 
-  it('keeps what the last ONCE_KEEP calls of a process did, no more', async () => {
+  it('keeps what the last ONCE_KEEP calls of a process did, no more, refusals among them', async () => {
     const g = createRedisGate({ redis: direct, prefix, keyNamespace: prefix, keys: [KEY!], ratePerKey: 100_000, watchReserve: 0 });
     await g.setQuota(KEY!.fingerprint, 10_000);
+    await g.setBudget('spent', 0);
+    const hash = async () => (await direct.keys(`${prefix}:{${prefix}}:once:*`))[0]!;
     for (let i = 0; i < ONCE_KEEP + 40; i++) await g.acquire();
-    const [hash] = await direct.keys(`${prefix}:{${prefix}}:once:*`);
-    expect(hash).toBeDefined();
-    expect(await direct.hlen(hash!)).toBe(ONCE_KEEP);
-    expect(await direct.pttl(hash!)).toBeGreaterThan(23 * 3600_000);
+    expect(await direct.hlen(await hash())).toBe(ONCE_KEEP);
+    expect(await direct.pttl(await hash())).toBeGreaterThan(23 * 3600_000);
+    // Grants between refused calls (a spent budget answers 'budget' and stores nothing): each call
+    // still forgets the one ONCE_KEEP before it, so no grant outlives the window.
+    for (let round = 0; round < 3 * ONCE_KEEP; round++) {
+      if (round % 4 === 0) await g.acquire();
+      else await g.acquire({ jobId: 'spent' }).catch(() => undefined);
+    }
+    const seqs = (await direct.hkeys(await hash())).map(Number);
+    expect(Math.max(...seqs) - Math.min(...seqs)).toBeLessThan(ONCE_KEEP);
+    expect(seqs.length).toBeLessThanOrEqual(ONCE_KEEP / 4 + 1);
   });
 });

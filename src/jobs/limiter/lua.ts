@@ -31,16 +31,19 @@ local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
  * the call resent on reconnect (autoResendUnfulfilledCommands; turning that off leaves the call's
  * promise unsettled), and a grant would then take two quota and budget units, a give-back return
  * two. Each process numbers its calls and keeps, in a hash of its own (`<prefix>:{<ns>}:once:<id>`,
- * KEYS like any other, so it shares the slot on a cluster), what its last ONCE_KEEP calls did.
+ * KEYS like any other, so it shares the slot on a cluster), what those of its last ONCE_KEEP calls
+ * that spent did (every call forgets the one ONCE_KEEP before it).
  * A process has far fewer calls than that unanswered at any moment (one per open key and line),
  * and ioredis resends them first on reconnecting, so a resent call always finds its entry; the
  * hash lives a day past its process's last call.
  */
 export const ONCE_KEEP = 256;
 const ONCE = `
+local function forget(hash, seq)
+  redis.call('HDEL', hash, string.format('%.0f', tonumber(seq) - ${ONCE_KEEP}))
+end
 local function remember(hash, seq, value)
   redis.call('HSET', hash, seq, value)
-  redis.call('HDEL', hash, string.format('%.0f', tonumber(seq) - ${ONCE_KEEP}))
   redis.call('PEXPIRE', hash, 86400000)
 end
 `;
@@ -85,6 +88,9 @@ end
  */
 export const ACQUIRE_LUA = `${PRELUDE}${ONCE}
 local seq = ARGV[14]
+-- Every call forgets the one ONCE_KEEP before it, whatever it answers: only grants are kept, and
+-- a forget tied to them left a grant followed by refusals in the hash for good.
+forget(KEYS[4], seq)
 local prior = redis.call('HGET', KEYS[4], seq)
 if prior then
   -- The same call again (ioredis resent it after a reconnect) and its first run granted: the same
@@ -384,6 +390,7 @@ return 1
  * A quota at 0 is not raised: the key may have been parked by the service's 403 since.
  */
 export const GIVE_BACK_LUA = `${ONCE}
+forget(KEYS[3], ARGV[1])
 if redis.call('HEXISTS', KEYS[3], ARGV[1]) == 1 then return 0 end
 remember(KEYS[3], ARGV[1], '1')
 local q = tonumber(redis.call('GET', KEYS[1]) or '')
