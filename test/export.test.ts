@@ -1,8 +1,9 @@
-import { execFileSync } from 'node:child_process';
-import { createReadStream } from 'node:fs';
+import { execFile, execFileSync, spawn } from 'node:child_process';
+import { closeSync, createReadStream, openSync } from 'node:fs';
 import { chmod, lstat, mkdtemp, readdir, readFile, rm, stat, symlink, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Writable } from 'node:stream';
 import { Command } from 'commander';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -291,6 +292,40 @@ describe('exportToFile and the export command', () => {
     expect(parseCsv(await read)[1]![0]).toBe('1930000000000000002');
     expect((await lstat(fifo)).isFIFO()).toBe(true);
     await Promise.all([link, real, secret, fifo].map((f) => unlink(f)));
+  });
+
+  it('--out through a file descriptor writes into what the shell opened: a pipe gets the rows, `>>` keeps what the file held', async () => {
+    const jobId = await seedJob([makeTweet('1930000000000000003', null)]);
+    const bin = fileURLToPath(new URL('../bin/harvest.js', import.meta.url));
+    const env = { ...process.env, DATABASE_URL: db.url, HARVEST_API_KEYS: '' };
+    // `/dev/fd/1` as `/dev/stdout` would be (a link into /proc/<pid>/fd), without touching the machine's /dev/stdout.
+    const args = [bin, 'export', jobId, '--format', 'csv', '--out', '/dev/fd/1'];
+    const piped = await new Promise<{ code: number | null; out: string }>((resolve) => {
+      const child = execFile(process.execPath, args, { env }, (_error, out) => resolve({ code: child.exitCode, out }));
+    });
+    expect(piped.code).toBe(0);
+    expect(parseCsv(piped.out)[1]![0]).toBe('1930000000000000003');
+    // stdout appended to a file (`>> file`): the rows follow what it held.
+    const log = join(dir, 'appended.csv');
+    await writeFile(log, 'kept\n');
+    const fd = openSync(log, 'a');
+    try {
+      const code = await new Promise<number | null>((resolve) => spawn(process.execPath, args, { env, stdio: ['ignore', fd, 'ignore'] }).on('exit', resolve));
+      expect(code).toBe(0);
+    } finally {
+      closeSync(fd);
+    }
+    const appended = await readFile(log, 'utf8');
+    expect(appended.startsWith('kept\n')).toBe(true);
+    expect(parseCsv(appended.slice('kept\n'.length))[1]![0]).toBe('1930000000000000003');
+    // A dangling link stays a link; the file it names is made.
+    const later = join(dir, 'later.csv');
+    const dangling = join(dir, 'dangling.csv');
+    await symlink(later, dangling);
+    await exportToFile(db.pool, jobId, 'csv', dangling);
+    expect((await lstat(dangling)).isSymbolicLink()).toBe(true);
+    expect(parseCsv(await readFile(later, 'utf8'))[1]![0]).toBe('1930000000000000003');
+    await Promise.all([log, later, dangling].map((f) => unlink(f)));
   });
 
   it('leaves neither a partial file nor the old one damaged when the export fails', async () => {

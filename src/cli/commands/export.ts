@@ -6,8 +6,8 @@
  * kept; a FIFO or a device such as /dev/stdout is written into instead).
  */
 import { randomBytes } from 'node:crypto';
-import { open, realpath, rename, stat, unlink } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { lstat, open, readlink, realpath, rename, stat, unlink } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { InputError } from '../../errors.ts';
 import { openCheckedPool } from '../../jobs/services.ts';
@@ -26,17 +26,49 @@ async function parseOutPath(raw: string): Promise<string> {
   return raw;
 }
 
+/** Where a process's open files show as links: `/proc/<pid>/fd/<n>` (`/dev/stdout`, `/dev/fd/<n>` lead there). */
+const DESCRIPTOR = /^\/proc\/[^/]+\/fd\/\d+$/;
+
+/**
+ * Follows `path`'s symbolic links one by one: where they lead (which may not exist yet), and
+ * whether they pass through a process's file descriptor. `realpath` cannot say either: it fails on
+ * a dangling link and on `/proc/self/fd/1` when that is a pipe.
+ */
+async function followLinks(path: string): Promise<{ path: string; descriptor: boolean }> {
+  let current = path;
+  for (let hop = 0; hop < 40; hop++) {
+    const dir = await realpath(dirname(current)).catch(() => null);
+    if (dir === null) return { path: current, descriptor: false };
+    current = join(dir, basename(current));
+    if (DESCRIPTOR.test(current)) return { path: current, descriptor: true };
+    const found = await lstat(current).catch(() => null);
+    if (!found?.isSymbolicLink()) return { path: current, descriptor: false };
+    current = resolve(dir, await readlink(current));
+  }
+  throw new InputError(`--out: too many symbolic links in ${JSON.stringify(path)}`);
+}
+
 /**
  * Where an export to `out` goes. A regular file (through any symlinks: the link stays, its file is
- * replaced) is replaced atomically by a temporary file given its permissions; anything else that
- * exists (a FIFO, `/dev/stdout`, a process substitution) is written into as it is: renaming over
- * it replaced `/dev/stdout` with a file, and a `chmod 600` export came back 0644.
+ * replaced, or made when the link dangles) is replaced atomically by a temporary file given its
+ * permissions. Anything else (a FIFO, a device, a process substitution) is written into as it is,
+ * and so is a file descriptor (`/dev/stdout`, `/dev/fd/N`) whatever it holds, appending: the shell
+ * has opened it (`>` truncated it, `>>` keeps what it held). Renaming over `/dev/stdout` replaced
+ * the link with a file while the pipe got nothing, and a `chmod 600` export came back 0644.
  */
-async function targetOf(out: string): Promise<{ kind: 'replace'; path: string; mode: number | null } | { kind: 'into'; path: string }> {
-  const real = await realpath(out).catch(() => null);
-  if (real === null) return { kind: 'replace', path: out, mode: null };
-  const found = await stat(real);
-  return found.isFile() ? { kind: 'replace', path: real, mode: found.mode & 0o7777 } : { kind: 'into', path: out };
+async function targetOf(
+  out: string,
+): Promise<{ kind: 'replace'; path: string; mode: number | null } | { kind: 'into'; path: string; flags: 'a' | 'w' } | { kind: 'stream'; stream: NodeJS.WriteStream }> {
+  const { path, descriptor } = await followLinks(out);
+  // This process's own stdout or stderr: written as without --out (a socket, as a parent process's
+  // pipe often is, cannot be opened again by its /proc name: ENXIO).
+  const own = `/proc/${process.pid}/fd/`;
+  if (path === `${own}1`) return { kind: 'stream', stream: process.stdout };
+  if (path === `${own}2`) return { kind: 'stream', stream: process.stderr };
+  if (descriptor) return { kind: 'into', path: out, flags: 'a' };
+  const found = await stat(path).catch(() => null);
+  if (found === null) return { kind: 'replace', path, mode: null };
+  return found.isFile() ? { kind: 'replace', path, mode: found.mode & 0o7777 } : { kind: 'into', path, flags: 'w' };
 }
 
 /** Writes to `.<name>.<random>.tmp` in the target's directory (same filesystem, so rename is atomic). */
@@ -48,8 +80,9 @@ export async function exportToFile(
   options: Pick<ExportOptions, 'signal' | 'spreadsheet'> = {},
 ): Promise<{ rows: number }> {
   const target = await targetOf(out);
+  if (target.kind === 'stream') return exportJobTweets(pool, jobId, format, target.stream, { ...options, end: false });
   if (target.kind === 'into') {
-    const into = await open(target.path, 'w');
+    const into = await open(target.path, target.flags);
     try {
       return await exportJobTweets(pool, jobId, format, into.createWriteStream(), options);
     } finally {
@@ -106,8 +139,9 @@ export function registerExportCommand(program: Command, state: CliState): void {
           : await exportJobTweets(pool, jobId, format, process.stdout, { end: false, signal: abort.signal, spreadsheet });
         console.error(`${rows} rows → ${out ?? 'stdout'}`);
       } catch (error) {
-        // `harvest export 1 --format csv | head` closes the pipe early: that is the reader's choice.
-        if (out === undefined && isBrokenPipe(error)) return;
+        // `harvest export 1 --format csv | head` closes the pipe early: that is the reader's choice
+        // (a pipe or FIFO given as --out too; a regular file never answers EPIPE).
+        if (isBrokenPipe(error)) return;
         if (abort.signal.aborted) {
           console.error(`harvest: export interrupted${out ? `; ${out} left untouched` : ''}`);
           state.exitCode = 130;
