@@ -34,6 +34,10 @@ describe('harvest audit', () => {
     const msOf = (id: string) => Number((BigInt(id) >> 22n) + 1288834974657n);
     const outside = expected.filter((id) => !ranges.some(([lo, hi]) => msOf(id) >= lo && msOf(id) < hi));
     expect(outside.filter((id) => !partial.includes(id))).toEqual([]);
+    // `status` says as much: the share walked is what the uncovered ranges leave (it read 100%).
+    const uncovered = ranges.reduce((sum, [lo, hi]) => sum + (hi - lo), 0) / (7 * 86_400_000);
+    expect(stopped.fractionDone).toBeCloseTo(1 - uncovered, 2);
+    expect(stopped.fractionDone).toBeLessThan(0.9);
 
     // The repair's own budget (without one, the job's budget again: 4 would not be enough).
     const repair = await runCli(['audit', jobId, '--repair', '--max-requests', '200'], h.env);
@@ -45,6 +49,8 @@ describe('harvest audit', () => {
     const repaired = await h.runUntil(jobId, { timeoutMs: 60_000 });
     expect(repaired.status).toBe('completed');
     expect(await jobTweetIds(h, jobId)).toEqual(expected);
+    // The repair's slices walked what the stopped ones left: nothing is counted twice.
+    expect(repaired.fractionDone).toBe(1);
 
     const again = await runCli(['audit', jobId], h.env);
     expect(again.code).toBe(0);
