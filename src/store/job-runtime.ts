@@ -230,8 +230,27 @@ export async function finishSlice(pool: Pool, f: FinishSlice): Promise<JobStatus
       await finishWatchPass(client, f.jobId, { pass: slice.pass, highWatermarkId: slice.newest, newCount: Number(slice.new_items) });
     }
     if (slice || f.lease === undefined) await appendJobNote(client, f.jobId, f.note);
+    if (slice && f.status === 'failed') await noteWatchWalkFailed(client, f.jobId, slice.pass, f.errorMessage);
     return rollUp(client, f.jobId);
   });
+}
+
+/**
+ * A watch job stays scheduled whatever its other walks did (rollUp), so a walk of it that failed
+ * (a community's members, a `--since` backfill) or a pass that did says so in the job's note:
+ * it had no error, no note and no event, and later passes read only what is new.
+ */
+async function noteWatchWalkFailed(client: PoolClient, jobId: string, pass: number | null, errorMessage: string | undefined): Promise<void> {
+  const { rows } = await client.query('SELECT 1 FROM watches WHERE job_id = $1::bigint AND enabled', [jobId]);
+  if (rows.length === 0) return;
+  const why = errorMessage ? ` (${errorMessage})` : '';
+  await appendJobNote(
+    client,
+    jobId,
+    pass !== null
+      ? `pass ${pass} failed${why}; the next pass reads what it left`
+      : `a walk failed${why}; the watch goes on without it: \`harvest audit ${jobId} --repair\` walks it again`,
+  );
 }
 
 /**

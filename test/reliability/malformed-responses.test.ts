@@ -112,6 +112,19 @@ describe('malformed responses', () => {
     }
   });
 
+  it('a walk of a watch job that fails says so in the job note: the watch goes on, audit --repair walks it again', async () => {
+    const c = [...h.sim.world.communities].sort((a, b) => b.members.length - a.members.length)[0]!;
+    // The members walk's second page answers without its users, every time: a permanent failure.
+    let first = 0;
+    proxy.corrupt = (ctx) => (ctx.path === '/v3/community-members' && ++first > 1 ? { body: '{"next_cursor": null}' } : undefined);
+    const jobId = await h.submit({ kind: 'community', params: { communityId: c.id, everySeconds: 3600 } });
+    const snap = await h.runUntil(jobId, { until: ['scheduled', 'failed', 'completed'] });
+    expect(snap.status).toBe('scheduled');
+    expect(snap.slices.failed).toBe(1);
+    // It read "scheduled" and nothing else: no error, no note, no event, and no pass reads members.
+    expect(snap.note).toMatch(new RegExp(`a walk failed \\(.*users.*\\); the watch goes on without it: \`harvest audit ${jobId} --repair\` walks it again`));
+  });
+
   it('a repeating cursor ends the walk with a note; what came before it is stored', async () => {
     h.sim.control.setFaults({ repeatCursorAfterPages: 2 });
     const jobId = await h.submit({ kind: 'search', params: { query: 'lang:en' }, maxRequests: 50 });
