@@ -23,6 +23,13 @@ export interface SubmitInput {
   kind: JobKindName;
   params: unknown;
   maxRequests?: number;
+  /**
+   * Told the job's id once it is committed in Postgres, before its slices are queued (one Redis
+   * call each: seconds for a million ids to hydrate). A caller prints it here, so a Ctrl-C while
+   * they are queued still leaves the user the id of the job a worker will run (reconcile queues
+   * the rest); printed after, it was lost and the job, run anyway, was easily queued again.
+   */
+  onCreated?: (jobId: string) => void;
 }
 
 export async function submitJob(deps: SubmitDeps, input: SubmitInput): Promise<{ jobId: string; slices: number }> {
@@ -60,6 +67,7 @@ export async function submitJob(deps: SubmitDeps, input: SubmitInput): Promise<{
     if (created.length === 0) await completeEmptyJob(client, id, 'nothing to harvest: the planned range is empty');
     return { jobId: id, queued: created, passStarted };
   });
+  input.onCreated?.(jobId);
   if (input.maxRequests !== undefined) await deps.budgets.setBudget(jobId, input.maxRequests);
   // Each on its own slice's queue: a watch's history backfill is backfill work, its passes watch work.
   for (const s of queued) await deps.queues.enqueueSlice(s.priority, { jobId, sliceId: s.id });

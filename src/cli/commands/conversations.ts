@@ -60,9 +60,8 @@ export function registerConversationsCommand(program: Command, state: CliState):
         await confirmSpend(capped({ requests: e.requests, basis }, maxRequests), { threshold: runtime.config.confirmAbove, yes: o.yes === true, io: terminalIo() });
         const submitted = await submitConversations(
           { pool: services.pool, queues: services.queues, budgets: services.gate },
-          { params, ...(maxRequests !== undefined ? { maxRequests } : {}) },
+          { params, ...(maxRequests !== undefined ? { maxRequests } : {}), onCreated: (id) => console.log(id) },
         );
-        console.log(submitted.jobId);
         console.error(`job ${submitted.jobId}: conversations of job ${params.sourceJobId}, ${submitted.roots} roots in ${submitted.slices} slices queued`);
         if (o.wait !== true) {
           console.error(queuedHint(submitted.jobId));

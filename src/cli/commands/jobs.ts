@@ -96,9 +96,9 @@ async function run(state: CliState, kind: JobKindName, params: unknown, common: 
     const ctx = { ...(await planContext(services)), ...(expectedPages === undefined ? {} : { expectedPages }) };
     const { jobId, slices } = await submitJob(
       { pool: services.pool, queues: services.queues, budgets: services.gate, planContext: ctx },
-      { kind, params, ...(common.maxRequests !== undefined ? { maxRequests: common.maxRequests } : {}) },
+      // The id first, as soon as the job exists (SubmitInput.onCreated).
+      { kind, params, ...(common.maxRequests !== undefined ? { maxRequests: common.maxRequests } : {}), onCreated: (id) => console.log(id) },
     );
-    console.log(jobId);
     console.error(`job ${jobId}: ${kind}, ${slices} slice${slices === 1 ? '' : 's'} queued`);
     if (!common.wait) {
       console.error(queuedHint(jobId));

@@ -144,7 +144,7 @@ export interface ConversationsSubmitDeps {
  */
 export async function submitConversations(
   deps: ConversationsSubmitDeps,
-  input: { params: unknown; maxRequests?: number },
+  input: { params: unknown; maxRequests?: number; onCreated?: (jobId: string) => void },
 ): Promise<{ jobId: string; slices: number; roots: number }> {
   const params = ConversationsJobParams.parse(input.params);
   const { id, slices, roots } = await withTransaction(deps.pool, async (client) => {
@@ -157,6 +157,7 @@ export async function submitConversations(
     });
     return { id: created, slices: await insertSlices(client, created, planConversations(params, rootIds)), roots: rootIds.length };
   });
+  input.onCreated?.(id);
   if (input.maxRequests !== undefined) await deps.budgets.setBudget(id, input.maxRequests);
   for (const s of slices) await deps.queues.enqueueSlice(s.priority, { jobId: id, sliceId: s.id });
   return { jobId: id, slices: slices.length, roots };
