@@ -22,12 +22,19 @@ export interface ConfirmIo {
   ask(question: string): Promise<string>;
 }
 
-/** The process's own terminal. */
-export function terminalIo(): ConfirmIo {
+/**
+ * The process's own terminal. Not one a person can answer on once stdin has been read to its end
+ * (`harvest hydrate -` typed on the terminal and ended with Ctrl-D): the question would wait on a
+ * stdin that gives nothing more, and the command hung with nothing queued.
+ */
+export function terminalIo(
+  stdin: NodeJS.ReadableStream & { isTTY?: boolean; readableEnded?: boolean } = process.stdin,
+  stderr: NodeJS.WritableStream & { isTTY?: boolean } = process.stderr,
+): ConfirmIo {
   return {
-    interactive: process.stdin.isTTY === true && process.stderr.isTTY === true,
+    interactive: stdin.isTTY === true && stderr.isTTY === true && stdin.readableEnded !== true,
     async ask(question) {
-      const rl = createInterface({ input: process.stdin, output: process.stderr });
+      const rl = createInterface({ input: stdin, output: stderr });
       try {
         return await rl.question(question);
       } finally {

@@ -1,8 +1,9 @@
 import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { confirmSpend, type ConfirmIo } from '../../src/cli/confirm.ts';
+import { confirmSpend, terminalIo, type ConfirmIo } from '../../src/cli/confirm.ts';
 import { InputError } from '../../src/errors.ts';
 import { runCli } from '../helpers/cli.ts';
 import { useHarness } from '../helpers/harness.ts';
@@ -85,5 +86,16 @@ describe('the spending gate (HARVEST_CONFIRM_ABOVE, --yes)', () => {
     await confirmSpend({ requests: 5000, basis: 'x' }, { threshold: 5000, yes: false, io: io('n') });
     await confirmSpend(spend, { threshold: 5000, yes: true, io: io('n') });
     expect(asked).toHaveLength(4);
+  });
+
+  it('a terminal whose stdin was read to its end (`hydrate -` typed in) cannot answer: refused at once, not hung', async () => {
+    const stdin = Object.assign(new PassThrough(), { isTTY: true });
+    const stderr = Object.assign(new PassThrough(), { isTTY: true });
+    expect(terminalIo(stdin, stderr).interactive).toBe(true);
+    stdin.end('1234567890123456789\n');
+    for await (const chunk of stdin) void chunk;
+    const io = terminalIo(stdin, stderr);
+    expect(io.interactive).toBe(false);
+    await expect(confirmSpend({ requests: 9000, basis: 'a test' }, { threshold: 5000, yes: false, io })).rejects.toThrow(/add --yes to queue it; nothing was queued/);
   });
 });
