@@ -44,6 +44,9 @@ describe('--estimate on every job kind', () => {
     const e = await estimate(['replies', t.idString(best)]);
     expect(e.requests).toBe(1);
     expect(figure(e.out)).toBe(2 * Math.max(1, Math.ceil(t.replies(best) / 20)));
+    // The search reads the whole thread, which the tweet's count leaves out: a floor, said so.
+    expect(requestsLine(e.out)![0]).toMatch(/at least/);
+    expect(e.out).toMatch(/\d+ replies \(the tweet's count\)/);
   });
 
   it("replies of a reply: the listing's pages and the one search page that finds nothing", async () => {
