@@ -112,6 +112,29 @@ describe('malformed responses', () => {
     }
   });
 
+  it('hydrate counts a tweet returned but invalid as quarantined, not as missing', async () => {
+    const w = h.sim.world;
+    const ids: string[] = [];
+    for (let i = 0; i < w.tweets.count && ids.length < 3; i += 11) {
+      const u = w.users[w.tweets.author(i)]!;
+      if (!u.protected && !u.suspended && !u.deleted) ids.push(w.tweets.idString(i));
+    }
+    let spoiled = '';
+    proxy.corrupt = (ctx) => {
+      if (ctx.path !== '/v3/tweet-info-bulk') return undefined;
+      const body = JSON.parse(ctx.body) as Tweets;
+      const first = body.tweets[0]!;
+      spoiled = String(first.id);
+      first.created_at = 1_790_000_000;
+      return { body: JSON.stringify(body) };
+    };
+    const jobId = await h.submit({ kind: 'hydrate', params: { ids: [...ids, '1999999999999999999'] } });
+    const snap = await h.runUntil(jobId);
+    expect(snap.status).toBe('completed');
+    expect(ids).toContain(spoiled);
+    expect(snap.note).toMatch(/^slice \d+: 1 of 4 ids not returned \(deleted, protected or unknown\); 1 of 4 returned but invalid \(quarantined\)$/);
+  });
+
   it('a walk of a watch job that fails says so in the job note: the watch goes on, audit --repair walks it again', async () => {
     const c = [...h.sim.world.communities].sort((a, b) => b.members.length - a.members.length)[0]!;
     // The members walk's second page answers without its users, every time: a permanent failure.

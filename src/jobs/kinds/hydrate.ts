@@ -50,7 +50,23 @@ export const hydrateSlice: SliceHandler<HydrateSlice> = {
   },
   afterPage(p, page) {
     const found = new Set(page.tweets.map((t) => t.id));
-    const missing = p.ids.filter((id) => !found.has(id));
-    return missing.length > 0 ? { note: `${missing.length} of ${p.ids.length} ids not returned (deleted, protected or unknown)` } : {};
+    // A tweet returned but refused as invalid is quarantined, not missing: counted apart (it read
+    // "not returned (deleted, protected or unknown)").
+    const refused = new Set(page.quarantined.map((q) => payloadId(q.payload)).filter((id) => id !== null));
+    const missing = p.ids.filter((id) => !found.has(id) && !refused.has(id)).length;
+    const invalid = p.ids.filter((id) => !found.has(id) && refused.has(id)).length;
+    const parts = [
+      ...(missing > 0 ? [`${missing} of ${p.ids.length} ids not returned (deleted, protected or unknown)`] : []),
+      ...(invalid > 0 ? [`${invalid} of ${p.ids.length} returned but invalid (quarantined)`] : []),
+    ];
+    return parts.length > 0 ? { note: parts.join('; ') } : {};
   },
 };
+
+/** The tweet id a quarantined item carries, if any (`id`, or `id_str`). */
+function payloadId(payload: unknown): string | null {
+  if (payload === null || typeof payload !== 'object') return null;
+  const { id, id_str: idStr } = payload as { id?: unknown; id_str?: unknown };
+  const value = typeof id === 'string' ? id : typeof idStr === 'string' ? idStr : null;
+  return value;
+}
