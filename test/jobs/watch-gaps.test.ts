@@ -4,6 +4,7 @@
  * items and the gap, and every mention ends up stored.
  */
 import { describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.ts';
 import { useHarness } from '../helpers/harness.ts';
 import { failSlice } from '../../src/jobs/slice-runner.ts';
 import { getWatchRow } from '../../src/store/watches.ts';
@@ -152,13 +153,17 @@ describe('gap-proof watermarks', () => {
       expect(snap.status).toBe('completed');
       return jobId;
     };
-    const once = (await getWatchRow(h.services.pool, await cutPass()))!;
+    const onceJob = await cutPass();
+    const once = (await getWatchRow(h.services.pool, onceJob))!;
     expect(once.highWatermarkId).toBe(watermark);
-    const twice = (await getWatchRow(h.services.pool, await cutPass()))!;
+    expect((await runCli(['status', onceJob], h.env)).out).toMatch(/^gap +ids after \d+ up to \d+ unread \(empty-end\); the next pass reads them$/m);
+    const twiceJob = await cutPass();
+    const twice = (await getWatchRow(h.services.pool, twiceJob))!;
     // Reading it again at every pass would buy the same pages forever: the watermark moves on,
-    // and the unread range stays on record.
+    // and the unread range stays on record, and `status` says no pass reads it (it promised one).
     expect(twice.highWatermarkId).toBe(added.at(-1));
     expect(twice.gaps).toEqual([expect.objectContaining({ afterId: watermark, reason: 'empty-end' })]);
+    expect((await runCli(['status', twiceJob], h.env)).out).toMatch(/^gap +ids after \d+ up to \d+ unread \(empty-end\); the listing ended there twice, so no pass reads it$/m);
   });
 
   it("a keyword watch's first pass cut short records its unread range down to the floor", async () => {

@@ -45,6 +45,17 @@ export function workerMetricSources(
   };
 }
 
+/**
+ * One gap of a watch as `status` lists it. A gap below the watermark is one the watermark moved
+ * past (an `empty-end` the listing gave twice from the same point: where it ends); no pass reads
+ * it again, and saying "the next pass reads them" promised what never came (watches.ts, passEnd).
+ */
+export function describeGap(g: { afterId: string; beforeId: string | null; reason: string }, watermarkId: string | null): string {
+  const range = `ids after ${g.afterId} up to ${g.beforeId ?? 'the newest'} unread (${g.reason})`;
+  const passed = watermarkId !== null && BigInt(g.afterId) < BigInt(watermarkId);
+  return passed ? `${range}; the listing ended there twice, so no pass reads it` : `${range}; the next pass reads them`;
+}
+
 export function registerOperateCommands(program: Command, state: CliState): void {
   program
     .command('migrate')
@@ -134,7 +145,7 @@ export function registerOperateCommands(program: Command, state: CliState): void
           console.log(`slices  ${s.slices.done} done, ${s.slices.running} running, ${s.slices.pending} pending, ${s.slices.failed} failed`);
           if (s.fractionDone !== null) console.log(`range   ${(s.fractionDone * 100).toFixed(1)}% walked`);
           if (s.watch) console.log(`watch   ${s.watch.passes} passes, last found ${s.watch.lastPassNew ?? 0} new, every ${s.watch.everySeconds ?? '-'} s`);
-          for (const g of s.watch?.gaps ?? []) console.log(`gap     ids after ${g.afterId} up to ${g.beforeId ?? 'the newest'} unread (${g.reason}); the next pass reads them`);
+          for (const g of s.watch?.gaps ?? []) console.log(`gap     ${describeGap(g, s.watch?.watermarkId ?? null)}`);
           if (s.note) console.log(`note    ${s.note}`);
         }
         console.log('');
