@@ -115,14 +115,22 @@ export function cleanText(value: string | null): string | null {
   return value !== null && value.includes('\u0000') ? value.replaceAll('\u0000', '') : value;
 }
 
-function stripNul(_key: string, value: unknown): unknown {
-  return typeof value === 'string' ? value.replaceAll('\u0000', '') : value;
+/** Half of a surrogate pair without its other half (text cut mid-emoji). */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+function storable(_key: string, value: unknown): unknown {
+  return typeof value === 'string' ? value.replaceAll('\u0000', '').replace(LONE_SURROGATE, '\uFFFD') : value;
 }
 
-/** JSON text for a jsonb parameter; the replacer only runs when a NUL escape is present. */
+/**
+ * JSON text for a jsonb parameter. JSON.stringify escapes a NUL as \u0000 and a lone surrogate as
+ * \udxxx, and jsonb refuses both: the whole page failed, eight paid attempts and then its slice.
+ * The replacer (NUL dropped, a lone surrogate made U+FFFD, as text columns get from pg's UTF-8
+ * encoding) runs only when one of those escapes is present.
+ */
 export function jsonText(value: unknown): string {
   const text = JSON.stringify(value ?? null);
-  return text.includes('\\u0000') ? JSON.stringify(value, stripNul) : text;
+  return text.includes('\\u0000') || text.includes('\\ud') ? JSON.stringify(value, storable) : text;
 }
 
 /** One row's array as a Postgres array literal, so jagged arrays can ride in a text[] parameter. */

@@ -340,4 +340,16 @@ describe('commitPage', () => {
     const row = await one<Record<string, unknown>>(`SELECT full_text, hashtags, raw FROM tweets WHERE id = $1::bigint`, [tweet.id]);
     expect(row).toEqual({ full_text: 'ab', hashtags: ['tag'], raw: { text: 'ab', nested: [''] } });
   });
+
+  it('stores half an emoji (a lone surrogate) as U+FFFD instead of failing the page', async () => {
+    const slice = await newSlice();
+    // Text cut mid-emoji: JSON.stringify writes the lone half as \ud83d, which jsonb refuses.
+    const cut = 'cut \ud83d';
+    const tweet = makeTweet(id(), makeUser(id('1200'), { raw: { description: cut } }), { fullText: cut, raw: { text: cut, pair: '\ud83d\ude00', low: '\ude00x' } });
+    await commitPage(db.pool, page(slice, { tweets: [tweet] }));
+    const row = await one<Record<string, unknown>>(`SELECT full_text, raw FROM tweets WHERE id = $1::bigint`, [tweet.id]);
+    expect(row).toEqual({ full_text: 'cut \ufffd', raw: { text: 'cut \ufffd', pair: '\u{1f600}', low: '\ufffdx' } });
+    const author = await one<{ raw: unknown }>(`SELECT raw FROM users WHERE id = $1::bigint`, [tweet.author!.id]);
+    expect(author.raw).toEqual({ description: 'cut \ufffd' });
+  });
 });
