@@ -28,8 +28,9 @@ const MONTH_INDEX = new Map(['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'A
 const WEEKDAYS = new Set(['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'].map((d) => code3(d, 0)));
 
 const ISO =
-  /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
-const ZONE = /^([+-])(\d{2}):?(\d{2})$/;
+  /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}(?::?\d{2})?)?)?$/;
+/** An offset: hours and minutes (`+02:00`, `-0500`) or hours alone (`+00`, ISO 8601 allows it). */
+const ZONE = /^([+-])(\d{2})(?::?(\d{2}))?$/;
 
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
@@ -43,7 +44,7 @@ function offsetOf(zone: string | undefined): number | null {
   const m = ZONE.exec(zone);
   if (!m) return null;
   const hours = Number(m[2]);
-  const minutes = Number(m[3]);
+  const minutes = Number(m[3] ?? 0);
   if (hours > 14 || minutes > 59) return null;
   return (m[1] === '-' ? -1 : 1) * (hours * 60 + minutes);
 }

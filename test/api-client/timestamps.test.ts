@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { usageSchema } from '../../src/api-client/schemas/usage.ts';
 import { parseTimestamp } from '../../src/api-client/timestamps.ts';
 
 describe('parseTimestamp', () => {
@@ -7,6 +8,15 @@ describe('parseTimestamp', () => {
     expect(parseTimestamp('2026-08-02T15:30:00+02:00')?.toISOString()).toBe('2026-08-02T13:30:00.000Z');
     expect(parseTimestamp('2026-08-02T13:30:00.123456Z')?.toISOString()).toBe('2026-08-02T13:30:00.123Z');
     expect(parseTimestamp('2026-08-02T08:30:00-0500')?.toISOString()).toBe('2026-08-02T13:30:00.000Z');
+    // Hours alone: ISO 8601 allows it (a `valid_until` of this form parked every backfill).
+    expect(parseTimestamp('2026-12-01T00:00:00+00')?.toISOString()).toBe('2026-12-01T00:00:00.000Z');
+    expect(parseTimestamp('2026-12-01T02:00:00+02')?.toISOString()).toBe('2026-12-01T00:00:00.000Z');
+  });
+
+  it('a usage answer whose valid_until cannot be read keeps its remaining quota (valid_until null)', () => {
+    for (const valid of ['2026-12-01T00:00:00,5Z', '20261201T000000Z', 'next month', 7]) {
+      expect(usageSchema.parse({ key_requests: 1, remaining_requests: 9, total_requests: 10, valid_until: valid })).toMatchObject({ remaining_requests: 9, valid_until: null });
+    }
   });
 
   it('reads the legacy weekday form, honouring its offset', () => {

@@ -1,6 +1,7 @@
 /** Usage record (/v3/key-usage-info). */
 import { z } from 'zod';
-import { countSchema, optionalTimestampSchema } from './common.ts';
+import { parseTimestamp } from '../timestamps.ts';
+import { countSchema } from './common.ts';
 
 /**
  * Production describes `key_requests` as this period's allotment and `total_requests` as the requests
@@ -9,6 +10,13 @@ import { countSchema, optionalTimestampSchema } from './common.ts';
  */
 const requestCount = countSchema.pipe(z.number());
 
+/**
+ * `valid_until` only says when to look again before the recheck: a form we cannot read (production
+ * says "ISO 8601", which has forms this client does not take) is null, as when absent. Refused, it
+ * failed the whole usage answer, so the quota stayed unknown and every backfill parked for good.
+ */
+const lenientTimestamp = z.unknown().transform((v) => (typeof v === 'string' ? parseTimestamp(v) : null));
+
 // Only remaining_requests is required: a null or absent field that nothing reads must not fail a
 // quota sync for good.
 export const usageSchema = z
@@ -16,7 +24,7 @@ export const usageSchema = z
     key_requests: countSchema,
     remaining_requests: requestCount,
     total_requests: countSchema,
-    valid_until: optionalTimestampSchema,
+    valid_until: lenientTimestamp,
   })
   .loose();
 
