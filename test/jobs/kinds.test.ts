@@ -31,6 +31,24 @@ describe('job kinds end to end', () => {
     expect((await jobTweetIds(h, jobId)).length).toBeGreaterThan(0);
   });
 
+  it('list and community members: an empty first page is noted on the job (an outage answers every endpoint empty)', async () => {
+    const w = h.sim.world;
+    const list = [...w.lists].sort((a, b) => b.members.length - a.members.length)[0]!;
+    const community = [...w.communities].sort((a, b) => b.members.length - a.members.length)[0]!;
+    h.sim.control.setFaults({ emptyEndRate: 1 });
+    try {
+      const listJob = await h.runUntil(await h.submit({ kind: 'list', params: { listId: list.id } }));
+      expect(listJob.status).toBe('completed');
+      for (const what of ["the list's tweets", "the list's members", "the list's followers"]) {
+        expect(listJob.note).toContain(`${what}: the first page was empty (none, or the service answering empty: outage?)`);
+      }
+      const communityJob = await h.runUntil(await h.submit({ kind: 'community', params: { communityId: community.id } }));
+      expect(communityJob.note).toContain("the community's members: the first page was empty");
+    } finally {
+      h.sim.control.setFaults({ emptyEndRate: 0 });
+    }
+  });
+
   it('community: members', async () => {
     const w = h.sim.world;
     const community = [...w.communities].sort((a, b) => b.members.length - a.members.length)[0]!;

@@ -11,7 +11,7 @@ import { createWatch } from '../../store/watches.ts';
 import type { FetchedPage, JobKind, PageVerdict, SliceHandler, SliceSpec } from '../kind.ts';
 import { checkSearchQuery } from '../search-query.ts';
 import { numericId } from './ids.ts';
-import { newestMs, oldestMs, tweetPage, userPage } from './pages.ts';
+import { newestMs, noteEmptyFirstPage, oldestMs, tweetPage, userPage } from './pages.ts';
 
 export const CommunityJobParams = z
   .object({
@@ -98,6 +98,7 @@ export const communityMembersSlice: SliceHandler<MembersSliceParams> = {
       'community_member',
     );
   },
+  afterPage: noteEmptyFirstPage("the community's members"),
 };
 
 /** A watch pass ends at its watermark; an empty first page is worth a note. */

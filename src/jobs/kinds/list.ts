@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import type { JobKind, SliceHandler } from '../kind.ts';
 import { numericId } from './ids.ts';
-import { tweetPage, userPage } from './pages.ts';
+import { noteEmptyFirstPage, tweetPage, userPage } from './pages.ts';
 
 export const ListJobParams = z.object({ listId: numericId }).strict();
 export type ListJobParams = z.infer<typeof ListJobParams>;
@@ -30,6 +30,7 @@ export const listTweetsSlice: SliceHandler<ListSlice> = {
     );
     return tweetPage('GET /v3/list-tweets', page);
   },
+  afterPage: noteEmptyFirstPage("the list's tweets"),
 };
 
 export const listMembersSlice: SliceHandler<ListSlice> = {
@@ -43,6 +44,7 @@ export const listMembersSlice: SliceHandler<ListSlice> = {
     );
     return userPage('GET /v3/list-members', page, { kind: 'list_member', ownerId: p.listId }, 'list_member');
   },
+  afterPage: noteEmptyFirstPage("the list's members"),
 };
 
 export const listFollowersSlice: SliceHandler<ListSlice> = {
@@ -56,4 +58,5 @@ export const listFollowersSlice: SliceHandler<ListSlice> = {
     );
     return userPage('GET /v3/list-followers', page, { kind: 'list_follower', ownerId: p.listId }, 'list_follower');
   },
+  afterPage: noteEmptyFirstPage("the list's followers"),
 };

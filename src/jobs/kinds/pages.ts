@@ -1,7 +1,7 @@
 /** Turns the client's pages into the runner's FetchedPage. */
 import type { CanonicalTweet, CanonicalUser } from '../../api-client/canonical.ts';
 import { quarantineOf, type Page } from '../../api-client/index.ts';
-import type { FetchedPage, PageEdges } from '../kind.ts';
+import type { FetchedPage, PageEdges, PageVerdict } from '../kind.ts';
 import { msOfId } from '../time-slices.ts';
 
 export function tweetPage(endpoint: string, page: Page<CanonicalTweet>): FetchedPage {
@@ -83,3 +83,13 @@ export function resumeNextCursor(below: boolean, serviceNext: string | null, rea
   return reachedRead ? BELOW_PREFIX : serviceNext;
 }
 
+/**
+ * An afterPage for a listing walk (a list's tweets, members or followers, a community's members):
+ * an empty first page reaches the job's note, as the community feed's does. Without it a list the
+ * service answered empty (an outage answers every endpoint empty) completed "0 tweets, 0 users"
+ * and audited complete, with nothing said.
+ */
+export function noteEmptyFirstPage(what: string): (params: unknown, page: FetchedPage, info: { firstPage: boolean }) => PageVerdict {
+  return (_params, page, info) =>
+    info.firstPage && page.itemCount === 0 ? { note: `${what}: the first page was empty (none, or the service answering empty: outage?)` } : {};
+}
