@@ -77,6 +77,29 @@ describe('watch identity', () => {
     expect(expected.filter((id) => !stored.has(id))).toEqual([]);
   });
 
+  it('--full with a --since newer than the watermark reads down to the watermark: nothing between them is passed over', async () => {
+    const w = h.sim.world;
+    const visible = w.users.filter((u) => !u.protected && !u.suspended && !u.deleted);
+    const [target, author] = [visible[3]!, visible[4]!];
+    const first = await h.submit({ kind: 'mentions', params: { handle: target.username, since: '2026-10-25' } });
+    expect((await h.runUntil(first)).status).toBe('completed');
+    const watermark = (await getWatch(h.services.pool, first))!.highWatermarkId;
+    expect(watermark).not.toBeNull();
+    // One mention between the watermark and the --full pass's --since, then 22 above it.
+    const [between] = h.sim.control.addTweets([{ authorHandle: author.username, text: `between @${target.username}`, createdAtMs: Date.parse('2026-11-10T12:00:00Z') }]);
+    const above = h.sim.control.addTweets(
+      Array.from({ length: 22 }, (_, i) => ({ authorHandle: author.username, text: `above ${i} @${target.username}`, createdAtMs: Date.parse('2026-11-20T12:00:00Z') + i * 60_000 })),
+    );
+    expect(BigInt(between!)).toBeGreaterThan(BigInt(watermark!));
+    const full = await h.submit({ kind: 'mentions', params: { handle: target.username, since: '2026-11-18', full: true } });
+    expect((await h.runUntil(full)).status).toBe('completed');
+    const stored = await jobTweetIds(h, full);
+    // The watermark moved to the newest; what lay between the old one and --since was read first.
+    expect(stored).toContain(between);
+    for (const id of above) expect(stored).toContain(id);
+    expect((await getWatch(h.services.pool, full))!.highWatermarkId).toBe(above.at(-1));
+  });
+
   it('a second schedule of one identity is refused in one line, until the first is cancelled', async () => {
     const run = (argv: string[]) => runCli(argv, h.env);
     const first = await run(['mentions', '@scheduledtwice', '--every', '5m', '--yes']);

@@ -140,8 +140,14 @@ export const mentionsJob: JobKind<MentionsJobParams> = {
   },
   passSlice(params, input) {
     // --full: the job's first pass reads back to its own --since (or 7 days), watermark or not,
-    // and all of it, even what a cut pass read.
-    if (params.full && input.pass === 1) return passSlice(params, null, 1, input.now);
+    // and all of it, even what a cut pass read; and down to the watermark when that is older. A
+    // complete pass raises the watermark to its newest, so a floor above the old watermark let
+    // the mentions between them be passed over for good (the next pass stops at the new one).
+    if (params.full && input.pass === 1) {
+      const floorMs = firstPassFloorMs(params, input.now);
+      const watermarkMs = input.watermarkId === null ? null : msOfId(input.watermarkId);
+      return passSlice(params, null, 1, input.now, watermarkMs !== null && watermarkMs < floorMs ? watermarkMs : floorMs);
+    }
     return passSlice(params, input.watermarkId, input.pass, input.now, input.floorMs ?? null, input.gaps);
   },
 };
