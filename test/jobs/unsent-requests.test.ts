@@ -148,7 +148,10 @@ describe('requests that never left the process', () => {
         [0, 2],
         [0, 3],
       ]);
-      expect(gate.stats()).toMatchObject({ grants: ATTEMPTS, givenBack: 0 });
+      // Every attempt kept its grant. (A grant that came late on a loaded machine, past its send-by,
+      // is given back unsent and another taken: the full suite beside four other processes saw one.)
+      const stats = gate.stats();
+      expect(stats.grants - stats.givenBack).toBe(ATTEMPTS);
       expect((await gate.keyStates())[0]?.remaining).toBe(QUOTA - ATTEMPTS);
       expect(await gate.budgetRemaining('job-1')).toBe(BUDGET - ATTEMPTS);
     } finally {
