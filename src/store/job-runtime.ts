@@ -337,11 +337,18 @@ export async function endJob(pool: Pool, jobId: string, note: string, reason: Sl
     // The end reason in the same statement that ends the slices: a walk that recorded its own end
     // just before (recordSliceEnd, then a commit this transaction makes stale) is overwritten here,
     // and one recording after it finds the slice ended and writes nothing.
-    await client.query(
+    const { rows: passes } = await client.query<{ pass: number; newest: string | null; new_items: string }>(
       `UPDATE job_slices SET status = 'done', end_reason = $2, finished_at = now(), updated_at = now()
-        WHERE job_id = $1::bigint AND status IN ('pending', 'running')`,
+        WHERE job_id = $1::bigint AND status IN ('pending', 'running')
+        RETURNING (params->>'pass')::int AS pass, newest_tweet_id::text AS newest, new_items::text`,
       [jobId, reason],
     );
+    // A watch pass ended here (its budget spent) is recorded as finishSlice records one: cut short,
+    // its unread range a gap the next pass reads without buying again what this one read. Left
+    // unrecorded, every pass of a budget bought the same first pages and never got further.
+    for (const p of passes) {
+      if (p.pass !== null) await finishWatchPass(client, jobId, { pass: p.pass, highWatermarkId: p.newest, newCount: Number(p.new_items) });
+    }
     await appendJobNote(client, jobId, note);
     const ended = await client.query(
       `UPDATE jobs SET status = 'completed', finished_at = now(), updated_at = now()

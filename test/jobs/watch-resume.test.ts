@@ -154,6 +154,30 @@ describe('a pass after one cut short reads only what the cut pass did not', () =
     expect(after.highWatermarkId).toBe(newestFirst(added)[0]);
   });
 
+  it('a one-shot pass its --max-requests stopped is recorded cut: the next pass goes on below it, not from the top again', async () => {
+    const since = '2026-09-01';
+    const target = spreadHandle(h, since);
+    const handle = target.u.username;
+    const before = calls('/v3/mentions');
+    const first = await h.submit({ kind: 'mentions', params: { handle, since, minRetweets: 0 }, maxRequests: 3 });
+    expect((await h.runUntil(first, { timeoutMs: 60_000 })).status).toBe('completed');
+    expect(calls('/v3/mentions') - before).toBe(3);
+    const cut = (await getWatchRow(h.services.pool, first))!;
+    // It read the first 60: recorded as a pass cut short there (it was no pass at all, so the next
+    // one bought the same three pages again, and a budget at a time never got further).
+    expect(cut.passes).toBe(1);
+    expect(cut.gaps).toEqual([expect.objectContaining({ beforeId: target.ids[59], readFromId: target.ids[0], reason: 'budget' })]);
+    const spentBefore = calls('/v3/mentions');
+    const next = await h.submit({ kind: 'mentions', params: { handle, minRetweets: 0 } });
+    expect((await h.runUntil(next, { timeoutMs: 60_000 })).status).toBe('completed');
+    const stored = new Set([...(await jobTweetIds(h, first)), ...(await jobTweetIds(h, next))]);
+    expect(target.ids.filter((id) => !stored.has(id))).toEqual([]);
+    // The next pass did not start from the top: one page above, then below the cut pass's oldest
+    // (until_date: its day and the next read again), as after any cut pass.
+    const below = target.ids.filter((id) => msOfId(id) < untilBelow(target.ids[59]!)).length;
+    expect(calls('/v3/mentions') - spentBefore).toBeLessThanOrEqual(1 + Math.ceil(below / 20) + 1);
+  });
+
   it('a schedule resuming a one-shot pass that was cut holds what that pass read, linked from its job', async () => {
     const since = '2026-09-01';
     const target = spreadHandle(h, since);
