@@ -4,10 +4,14 @@
  * slices) and what its slices did not walk (`range_left`): a search slice still walking has
  * [max(sinceMs, stopBelowMs), min(untilMs, oldest seen)) left; so has one that ended without
  * walking its range to the end (cancelled, failed, stopped early: its budget, --max-tweets, empty
- * or stale pages), less what slices made after it cover (a repair's, which walk what it left), so
- * a job shows how far it got: a search cancelled at 10%, and one its budget stopped at 30%, read
- * 100% walked when only a cancelled or failed job counted stopped slices. Slices without both
- * bounds (a watch's first pass) are not a range.
+ * or stale pages), less what top-level slices made after it cover (a repair's, which walk what it
+ * left; a split's children never overlap their parent's remaining range), so a job shows how far
+ * it got: a search cancelled at 10%, and one its budget stopped at 30%, read 100% walked when only
+ * a cancelled or failed job counted stopped slices. It is a progress figure, not audit's: a parent
+ * that walked a page or two past its hand-over point (a refill split) has that stretch counted
+ * unwalked in its child. Stopped slices are weighed against the top-level ones only, so a job of
+ * thousands of stopped children stays cheap to read. Slices without both bounds (a watch's first
+ * pass) are not a range.
  * `harvest status` and the dashboard read progress through these same columns.
  */
 import { SliceEndReason } from './slice-ends.ts';
@@ -17,19 +21,19 @@ export const JOB_PROGRESS_COLUMNS = `(SELECT jsonb_object_agg(status, n) FROM (S
             WHERE job_id = j.id GROUP BY status) c) AS slices,
          (SELECT sum((s.params->>'untilMs')::float8 - (s.params->>'sinceMs')::float8) FROM job_slices s
            WHERE s.job_id = j.id AND s.kind = 'search' AND s.parent_id IS NULL AND s.params ? 'sinceMs' AND s.params ? 'untilMs') AS range_total,
-         (SELECT sum(GREATEST(0, (w.hi - w.lo) - CASE WHEN NOT w.stopped THEN 0 ELSE coalesce((
-                   SELECT sum(GREATEST(0, LEAST(w.hi, (r.params->>'untilMs')::float8) - GREATEST(w.lo, (r.params->>'sinceMs')::float8)))
-                     FROM job_slices r
-                    WHERE r.job_id = j.id AND r.kind = 'search' AND r.id > w.id AND r.params ? 'sinceMs' AND r.params ? 'untilMs'), 0) END))
-            FROM (SELECT s.id, s.status NOT IN ('pending', 'running') AS stopped,
-                         GREATEST((s.params->>'sinceMs')::float8, coalesce((s.params->>'stopBelowMs')::float8, '-infinity')) AS lo,
-                         LEAST((s.params->>'untilMs')::float8, coalesce(((s.oldest_tweet_id >> 22) + ${TWITTER_EPOCH_MS})::float8, 'infinity')) AS hi
-                    FROM job_slices s
-                   WHERE s.job_id = j.id AND s.kind = 'search' AND s.params ? 'sinceMs' AND s.params ? 'untilMs'
-                     AND (s.status IN ('pending', 'running', 'cancelled', 'failed')
-                          OR (s.status = 'done' AND s.end_reason IS NOT NULL
-                              AND s.end_reason NOT IN ('${SliceEndReason.END}', '${SliceEndReason.BOUND}')))) w
-           WHERE w.hi > w.lo) AS range_left`;
+         (WITH s AS (SELECT id, parent_id, status, end_reason, oldest_tweet_id, (params->>'sinceMs')::float8 AS since,
+                            (params->>'untilMs')::float8 AS until, (params->>'stopBelowMs')::float8 AS stop_below
+                       FROM job_slices WHERE job_id = j.id AND kind = 'search' AND params ? 'sinceMs' AND params ? 'untilMs'),
+               w AS (SELECT id, status NOT IN ('pending', 'running') AS stopped,
+                            GREATEST(since, coalesce(stop_below, '-infinity')) AS lo,
+                            LEAST(until, coalesce(((oldest_tweet_id >> 22) + ${TWITTER_EPOCH_MS})::float8, 'infinity')) AS hi
+                       FROM s
+                      WHERE status IN ('pending', 'running', 'cancelled', 'failed')
+                         OR (status = 'done' AND end_reason IS NOT NULL AND end_reason NOT IN ('${SliceEndReason.END}', '${SliceEndReason.BOUND}'))),
+               r AS (SELECT id, since, until FROM s WHERE parent_id IS NULL)
+          SELECT sum(GREATEST(0, (w.hi - w.lo) - CASE WHEN NOT w.stopped THEN 0 ELSE coalesce(
+                   (SELECT sum(GREATEST(0, LEAST(w.hi, r.until) - GREATEST(w.lo, r.since))) FROM r WHERE r.id > w.id), 0) END))
+            FROM w WHERE w.hi > w.lo) AS range_left`;
 
 /** The columns above as a row returns them. */
 export interface JobProgressRow {
