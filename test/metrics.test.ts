@@ -1,3 +1,4 @@
+import { request } from 'node:http';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { AttemptRecord } from '../src/api-client/index.ts';
 import { HarvestMetrics, startMetricsServer, type MetricSources, type MetricsServer } from '../src/jobs/metrics.ts';
@@ -158,6 +159,22 @@ describe('HarvestMetrics over HTTP', () => {
     expect(post.status).toBe(405);
     await post.text();
     expect((await scrape(m)).text).toContain('process_cpu_user_seconds_total');
+  });
+
+  it('on loopback answers only a loopback Host (DNS rebinding read key fingerprints and their quota)', async () => {
+    const m = new HarvestMetrics({ defaultMetrics: false });
+    await scrape(m);
+    const statusFor = (host: string) =>
+      new Promise<number>((resolve, reject) => {
+        const req = request({ host: '127.0.0.1', port: server!.port, path: '/metrics', headers: { host } }, (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    for (const host of ['evil.example', `evil.example:${server!.port}`, '10.0.0.1']) expect(await statusFor(host), host).toBe(421);
+    for (const host of ['localhost', `127.0.0.1:${server!.port}`, '[::1]']) expect(await statusFor(host), host).toBe(200);
   });
 
   it('keeps separate registries per instance', async () => {

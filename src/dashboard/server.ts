@@ -15,7 +15,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
-import { isLoopbackHost } from '../config.ts';
+import { hostGuard } from '../host-guard.ts';
 import type { Logger } from '../logger.ts';
 import { isJobId } from '../store/job-id.ts';
 import { DashboardHub, type Topic } from './hub.ts';
@@ -68,19 +68,6 @@ export interface DashboardOptions {
   host?: string;
 }
 
-const bare = (host: string) => host.toLowerCase().replace(/^\[|\]$/g, '');
-
-/** The host a Host header names, without its port; null when it is missing or not a host. */
-function hostOf(header: string | undefined): string | null {
-  if (!header) return null;
-  try {
-    const url = new URL(`http://${header}/`);
-    return url.username || url.password || url.pathname !== '/' ? null : bare(url.hostname);
-  } catch {
-    return null;
-  }
-}
-
 /**
  * Writes each tick's snapshot to an event stream, skipping ticks while the client has not taken
  * the last one (its write buffer past the high-water mark). Each event is a whole snapshot, so a
@@ -98,13 +85,7 @@ export function createDashboardHandler(deps: DashboardDeps, options: DashboardOp
   const load = (topic: Topic) => (topic.kind === 'overview' ? loadOverview(deps, topic.page) : loadJobDetail(deps, topic.id));
   const hub = new DashboardHub({ load }, { intervalMs: options.intervalMs ?? 1000, ...(options.logger ? { logger: options.logger } : {}) });
   const streams = new Set<ServerResponse>();
-  const boundHost = options.host === undefined ? null : bare(options.host);
-  const checkHost = boundHost === null || isLoopbackHost(boundHost);
-  const hostAllowed = (req: IncomingMessage): boolean => {
-    if (!checkHost) return true;
-    const host = hostOf(req.headers.host);
-    return host !== null && (isLoopbackHost(host) || host === boundHost);
-  };
+  const hostAllowed = hostGuard(options.host);
 
   const send = (res: ServerResponse, status: number, type: string, body: string | Buffer, head = false) => {
     res.writeHead(status, { ...SECURITY_HEADERS, 'content-type': type, 'content-length': Buffer.byteLength(body) });

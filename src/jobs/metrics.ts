@@ -15,6 +15,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { AttemptRecord } from '../api-client/index.ts';
+import { hostGuard } from '../host-guard.ts';
 import type { Logger } from '../logger.ts';
 import { JobStatus } from '../store/states.ts';
 import type { KeyState } from './limiter/index.ts';
@@ -216,11 +217,18 @@ export async function startMetricsServer(
   /** Other routes served beside /metrics (the dashboard); resolves false for a path it does not serve. */
   other?: (req: IncomingMessage, res: ServerResponse) => Promise<boolean>,
 ): Promise<MetricsServer> {
+  // On loopback, /metrics answers only a loopback Host, as the dashboard beside it does (DNS
+  // rebinding: a page elsewhere read key fingerprints, their quota and job counts).
+  const hostAllowed = hostGuard(host);
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const path = (req.url ?? '/').split('?')[0];
     if (path !== '/metrics' && other && (await other(req, res))) return;
     if (path !== '/metrics') {
       res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('not found; metrics are at /metrics\n');
+      return;
+    }
+    if (!hostAllowed(req)) {
+      res.writeHead(421, { 'content-type': 'text/plain; charset=utf-8' }).end('metrics answer only to a loopback host name on a loopback address\n');
       return;
     }
     if (req.method !== 'GET' && req.method !== 'HEAD') {

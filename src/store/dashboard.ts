@@ -242,7 +242,11 @@ export interface JobDetailExtras {
   recentRequests: number;
 }
 
-/** One job's tweets per UTC day, its slices (at most `sliceLimit`) and its requests by status. */
+/**
+ * One job's tweets per UTC day, its slices (at most `sliceLimit`: running, pending and failed ones
+ * first, then by id; oldest first, a job of thousands showed none of its live or failed slices)
+ * and its requests by status.
+ */
 export async function jobDetailExtras(db: Queryable, jobId: string, sliceLimit = 2000): Promise<JobDetailExtras> {
   const [days, slices, count, statuses, recent] = await Promise.all([
     db.query<{ day: string; n: number }>(
@@ -267,7 +271,8 @@ export async function jobDetailExtras(db: Queryable, jobId: string, sliceLimit =
       `SELECT id::text, kind, status, end_reason, (params->>'sinceMs')::float8 AS since_ms, (params->>'untilMs')::float8 AS until_ms,
               ((oldest_tweet_id >> 22) + ${TWITTER_EPOCH_MS})::float8 AS oldest_ms,
               pages::text, items::text, requests::text, error_message
-         FROM job_slices WHERE job_id = $1::bigint ORDER BY id LIMIT $2`,
+         FROM job_slices WHERE job_id = $1::bigint
+        ORDER BY status IN ('running', 'pending', 'failed') DESC, id LIMIT $2`,
       [jobId, sliceLimit],
     ),
     db.query<{ n: number }>(`SELECT count(*)::int AS n FROM job_slices WHERE job_id = $1::bigint`, [jobId]),

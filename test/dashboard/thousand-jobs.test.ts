@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDashboardHandler, startDashboardServer, type DashboardServer } from '../../src/dashboard/server.ts';
 import { loadOverview } from '../../src/dashboard/source.ts';
 import { HarvestMetrics, startMetricsServer } from '../../src/jobs/metrics.ts';
+import { jobDetailExtras } from '../../src/store/dashboard.ts';
 import { runCli } from '../helpers/cli.ts';
 import { useHarness } from '../helpers/harness.ts';
 import { launchBrowser, type Browser } from './browser.ts';
@@ -90,6 +91,24 @@ describe('dashboard with 1,000 jobs', () => {
     expect(Date.now() - t).toBeLessThan(500);
     await page.close();
   }, 60_000);
+  it("a job of 2,100 slices lists its running, pending and failed ones first (oldest first, its page showed none of them)", async () => {
+    const pool = h.services.pool;
+    const { rows } = await pool.query<{ id: string }>(`INSERT INTO jobs (kind, status, params) VALUES ('search', 'running', '{}') RETURNING id::text`);
+    const jobId = rows[0]!.id;
+    await pool.query(
+      `INSERT INTO job_slices (job_id, kind, status, params)
+       SELECT $1::bigint, 'search', CASE WHEN g > 2095 THEN 'running' WHEN g > 2093 THEN 'failed' ELSE 'done' END,
+              jsonb_build_object('sinceMs', 1790000000000 + g * 60000, 'untilMs', 1790000000000 + (g + 1) * 60000)
+         FROM generate_series(1, 2100) g`,
+      [jobId],
+    );
+    const extras = await jobDetailExtras(pool, jobId);
+    expect(extras.slicesTotal).toBe(2100);
+    expect(extras.slices).toHaveLength(2000);
+    expect(extras.slices.slice(0, 6).map((x) => x.status).sort()).toEqual(['failed', 'failed', 'running', 'running', 'running', 'running']);
+    await pool.query('DELETE FROM job_slices WHERE job_id = $1::bigint', [jobId]);
+    await pool.query('DELETE FROM jobs WHERE id = $1::bigint', [jobId]);
+  });
 });
 
 describe('the worker serves the dashboard beside /metrics', () => {

@@ -297,7 +297,8 @@
     );
     const daySlot = el('div');
     const perDay = x.tweetsPerDay.length ? daySlot : el('p', { class: 'muted', text: 'no tweets yet' });
-    const sliceRows = x.slices.slice(0, 200).map((s) =>
+    const SHOWN_SLICES = 200;
+    const sliceRows = x.slices.slice(0, SHOWN_SLICES).map((s) =>
       el(
         'tr',
         { 'data-slice': s.id },
@@ -324,7 +325,13 @@
         {},
         headline,
         el('div', { class: 'two' }, section('Tweets per day (UTC, by created_at)', 'per-day', perDay), section('Requests by status', 'requests', byStatus)),
-        section(`Slices over the time range (${fmt(x.slicesTotal)})`, 'slices', sliceTimeline(x.slices), el('div', { class: 'scroll short' }, table(['slice', 'kind', 'status', 'end reason', 'range (UTC)', 'pages', 'items', 'requests', 'error'], sliceRows))),
+        section(
+          `Slices over the time range (${fmt(x.slicesTotal)})`,
+          'slices',
+          sliceTimeline(x.slices),
+          el('div', { class: 'scroll short' }, table(['slice', 'kind', 'status', 'end reason', 'range (UTC)', 'pages', 'items', 'requests', 'error'], sliceRows)),
+          ...(x.slicesTotal > sliceRows.length ? [el('p', { class: 'muted', text: `showing ${fmt(sliceRows.length)} of ${fmt(x.slicesTotal)} slices: running, pending and failed first` })] : []),
+        ),
         section('Example SQL', 'sql', sql),
       ),
     );
