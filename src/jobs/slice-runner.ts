@@ -433,7 +433,7 @@ async function commitAndDecide(
   // The job's count as this commit left it (other slices' pages included).
   const jobStop = kind.stopAt?.(kind.params.parse(slice.job.params), { tweets: after.jobTweets }) ?? null;
   if (jobStop !== null) {
-    await endJob(deps.pool, slice.jobId, jobStop, SliceEndReason.MAX_TWEETS);
+    await endJob(deps.pool, slice.jobId, jobStop, SliceEndReason.MAX_TWEETS, slice.id);
     return { kind: 'stop', outcome: { kind: 'done' } };
   }
   const splitNow = verdict.split ? await split(slice, verdict.split, deps, log) : false;
@@ -525,7 +525,7 @@ async function carryOut(decision: ErrorDecision, error: unknown, slice: SliceFor
       log.warn({ retryAt: new Date(decision.atMs).toISOString() }, 'paused: quota');
       return { kind: 'stop', outcome: { kind: 'later', atMs: decision.atMs } };
     case 'end-job':
-      await endJob(deps.pool, slice.jobId, decision.note, SliceEndReason.BUDGET);
+      await endJob(deps.pool, slice.jobId, decision.note, SliceEndReason.BUDGET, slice.id);
       return done;
     case 'retry-later':
       // This process stopping (Ctrl-C, SIGTERM) is no trouble: one quiet line, not a warning with a

@@ -129,12 +129,12 @@ export async function lockJobAndSlices(client: PoolClient, jobId: string): Promi
  * Appends to the job's note, keeping its newest 2,000 characters: a quiet watch adds a line a
  * pass, and keeping the oldest froze `status` and the dashboard on the first day's lines.
  */
-async function appendJobNote(db: Queryable, jobId: string, note: string | undefined): Promise<void> {
+async function appendJobNote(db: Queryable, jobId: string, note: string | undefined, options: { once?: boolean } = {}): Promise<void> {
   if (!note) return;
   await db.query(
     `UPDATE jobs SET note = right(CASE WHEN note IS NULL OR note = '' THEN $2 ELSE note || '; ' || $2 END, 2000), updated_at = now()
-      WHERE id = $1::bigint`,
-    [jobId, note],
+      WHERE id = $1::bigint AND NOT ($3 AND position($2 in coalesce(note, '')) > 0)`,
+    [jobId, note, options.once === true],
   );
 }
 
@@ -330,8 +330,17 @@ export async function failJob(pool: Pool, jobId: string, errorCode: string, erro
   });
 }
 
-/** Ends a job early but successfully (--max-tweets reached, --max-requests spent). */
-export async function endJob(pool: Pool, jobId: string, note: string, reason: SliceEndReason): Promise<void> {
+/**
+ * Ends a job early but successfully (--max-tweets reached, --max-requests spent): its pending
+ * slices and the calling walk's own (`sliceId`) end here; a slice another walk is walking ends
+ * when that walk stops (its next grant refused for the budget, or the --max-tweets check after
+ * the page it has in flight), and the job completes, with its event, once none is left. It
+ * completed at the first walk's stop before, while the others' pages (paid for, in flight) were
+ * still to land: `--wait`, `harvest wait` and the job.completed event gave counts that grew for
+ * seconds after, so `wait && export` exported part of the job. Without `sliceId` every walking
+ * slice ends at once, as before.
+ */
+export async function endJob(pool: Pool, jobId: string, note: string, reason: SliceEndReason, sliceId?: string): Promise<void> {
   await withTransaction(pool, async (client) => {
     await lockJobAndSlices(client, jobId);
     // The end reason in the same statement that ends the slices: a walk that recorded its own end
@@ -339,9 +348,9 @@ export async function endJob(pool: Pool, jobId: string, note: string, reason: Sl
     // and one recording after it finds the slice ended and writes nothing.
     const { rows: passes } = await client.query<{ pass: number; newest: string | null; new_items: string }>(
       `UPDATE job_slices SET status = 'done', end_reason = $2, finished_at = now(), updated_at = now()
-        WHERE job_id = $1::bigint AND status IN ('pending', 'running')
+        WHERE job_id = $1::bigint AND (status = 'pending' OR (status = 'running' AND ($3::bigint IS NULL OR id = $3::bigint)))
         RETURNING (params->>'pass')::int AS pass, newest_tweet_id::text AS newest, new_items::text`,
-      [jobId, reason],
+      [jobId, reason, sliceId ?? null],
     );
     // A watch pass ended here (its budget spent) is recorded as finishSlice records one: cut short,
     // its unread range a gap the next pass reads without buying again what this one read. Left
@@ -349,10 +358,12 @@ export async function endJob(pool: Pool, jobId: string, note: string, reason: Sl
     for (const p of passes) {
       if (p.pass !== null) await finishWatchPass(client, jobId, { pass: p.pass, highWatermarkId: p.newest, newCount: Number(p.new_items) });
     }
-    await appendJobNote(client, jobId, note);
+    // Once: every walk that meets the spent budget comes here (13 copies on one job).
+    await appendJobNote(client, jobId, note, { once: true });
     const ended = await client.query(
       `UPDATE jobs SET status = 'completed', finished_at = now(), updated_at = now()
-        WHERE id = $1::bigint AND status IN ('queued', 'running', 'paused_quota')`,
+        WHERE id = $1::bigint AND status IN ('queued', 'running', 'paused_quota')
+          AND NOT EXISTS (SELECT 1 FROM job_slices WHERE job_id = $1::bigint AND status IN ('pending', 'running'))`,
       [jobId],
     );
     if ((ended.rowCount ?? 0) > 0) await addJobEndedEvent(client, jobId, 'completed');
