@@ -80,7 +80,14 @@ async function checkRedis(redis: RedisConnection, url: string): Promise<void> {
         return 'REDIS_URL';
       }
     })();
-    throw new RedisUnavailableError(`cannot reach Redis at ${where}: ${redisHint}`, { cause: error });
+    // Redis's own answer says what is wrong: a password refused is not a Redis to start.
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new RedisUnavailableError(
+      /^(NOAUTH|WRONGPASS)\b/.test(reason)
+        ? `Redis at ${where} refused the credentials (${reason}): check the user and password in REDIS_URL`
+        : `cannot reach Redis at ${where} (${reason}): ${redisHint}`,
+      { cause: error },
+    );
   }
   // ioredis selects REDIS_URL's database on connect and, when the server refuses it (an index past
   // its `databases`), goes on in database 0: another deployment's queues and limiter state.

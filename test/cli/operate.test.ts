@@ -7,6 +7,7 @@ import { RateWaitTracker } from '../../src/jobs/rate-wait.ts';
 import { jobSnapshot } from '../../src/store/job-status.ts';
 import { createJob } from '../../src/store/jobs.ts';
 import { useHarness } from '../helpers/harness.ts';
+import { closedPort } from '../helpers/net.ts';
 
 describe('operating commands', () => {
   const h = useHarness();
@@ -45,6 +46,23 @@ describe('operating commands', () => {
     expect([cancelled?.status, cancelled?.fractionDone]).toEqual(['cancelled', 0]);
     expect((await run(['status', jobId])).out).toMatch(/range\s+0\.0% walked/);
     expect((await run(['status', '999999'])).code).toBe(1);
+  });
+
+  it('a Redis that refuses the password says so in one line, not "start it"', { timeout: 20_000 }, async () => {
+    const port = await closedPort();
+    const server = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--requirepass', 'sekret', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    try {
+      for (let i = 0; i < 100 && (await runCli(['status'], { ...h.env, REDIS_URL: `redis://:sekret@127.0.0.1:${port}` })).code !== 0; i++) await new Promise((r) => setTimeout(r, 100));
+      for (const url of [`redis://127.0.0.1:${port}`, `redis://:wrong@127.0.0.1:${port}`]) {
+        const r = await runCli(['status'], { ...h.env, REDIS_URL: url });
+        expect(r.code).toBe(1);
+        expect(r.err.split('\n')).toHaveLength(1);
+        expect(r.err).toMatch(new RegExp(`Redis at 127\\.0\\.0\\.1:${port} refused the credentials \\((NOAUTH|WRONGPASS)[^)]*\\): check the user and password in REDIS_URL`));
+        expect(r.err).not.toContain('wrong');
+      }
+    } finally {
+      server.kill();
+    }
   });
 
   it('quota shows each key by fingerprint with its remaining quota (one request each)', async () => {
