@@ -20,7 +20,7 @@
 import { AbortedError } from '../errors.ts';
 import { sleep } from '../sleep.ts';
 import { withoutSendBy, type AcquireOptions, type Grant, type RequestGate } from './gate.ts';
-import { ApiError, LateGrantError, RateLimitedError, isRetryable, neverSent } from './errors.ts';
+import { ApiError, AuthError, LateGrantError, QuotaError, RateLimitedError, isRetryable, neverSent } from './errors.ts';
 
 /** Late grants given back in a row before the next one is used however late. */
 export const MAX_LATE_GRANTS = 3;
@@ -41,6 +41,14 @@ export interface RetryPolicy {
   transientDelayMaxMs: number;
   /** Extra random wait after the next second boundary on 429 (default 50). */
   rateLimitJitterMs: number;
+  /**
+   * Times a call goes on with another grant after the service refused its key (401) or found it
+   * spent (402/403) (default 0): the report of that answer has set the key aside, so the next
+   * grant is another key's, or the gate refuses (every key refused or spent). A client with n
+   * keys allows n - 1: a probe before a job exists (the spending gate's, --estimate) ended the
+   * command at one bad key of two, where a job's page would have gone on.
+   */
+  otherKeyOnRefusal: number;
 }
 
 export const DEFAULT_RETRY_POLICY: RetryPolicy = {
@@ -50,6 +58,7 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
   transientDelayMinMs: 1000,
   transientDelayMaxMs: 2000,
   rateLimitJitterMs: 50,
+  otherKeyOnRefusal: 0,
 };
 
 /**
@@ -115,6 +124,7 @@ export async function withRetry<T>(
   const signal = deps.acquire?.signal;
   let rateLimited = 0;
   let transient = 0;
+  let refused = 0;
   let late = 0;
   // Tries whose connection never opened: not attempts, so the next attempt keeps their number.
   let unsent = 0;
@@ -145,8 +155,17 @@ export async function withRetry<T>(
         unsent++;
         await deps.gate.giveBack(grant, jobOf(deps.acquire));
       }
-      if (!isRetryable(error)) throw error;
-      if (rateLimited + transient + 1 >= policy.maxAttempts) throw error;
+      if (!isRetryable(error)) {
+        // The report above set the refused key aside: the next grant is another key's.
+        // Within the call's bound of attempts (a quota sync on one given grant tries once).
+        const refusal = error instanceof AuthError || error instanceof QuotaError;
+        if (refusal && refused < policy.otherKeyOnRefusal && rateLimited + transient + refused + 1 < policy.maxAttempts) {
+          refused++;
+          continue;
+        }
+        throw error;
+      }
+      if (rateLimited + transient + refused + 1 >= policy.maxAttempts) throw error;
       if (error instanceof RateLimitedError) {
         rateLimited++;
         if (rateLimited >= policy.maxAttemptsRateLimited) throw error;

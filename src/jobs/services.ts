@@ -127,7 +127,10 @@ function oneGrantGate(grant: Grant, gate: RequestGate): RequestGate {
  */
 export function usageSource(client: ApiClient, gate: RequestGate): FetchUsage {
   return async (grant) => {
-    const usage = await client.keyUsageInfo({ gate: oneGrantGate(grant, gate), retryPolicy: { maxAttemptsTransient: 1, maxAttemptsRateLimited: 1 } });
+    const usage = await client.keyUsageInfo({
+      gate: oneGrantGate(grant, gate),
+      retryPolicy: { maxAttemptsTransient: 1, maxAttemptsRateLimited: 1, otherKeyOnRefusal: 0 },
+    });
     return { remaining: usage.remainingRequests, validUntil: usage.validUntil };
   };
 }
@@ -222,7 +225,13 @@ export async function openServices(config: Config, logger: Logger, options: Open
     // 300-800 ms (issue 13: three keys reached 0.87, ten keys 0.29 of the rate).
     connections: Math.max(32, parallelismCap(config.apiKeys.length * config.ratePerKey)),
     // The one retry layer: a page's 5xx/time-outs are retried here, up to the page's request bound.
-    retry: { maxAttemptsTransient: config.maxAttemptsPerPage, maxAttemptsRateLimited: config.maxAttemptsPerPage, maxAttempts: config.maxAttemptsPerPage },
+    // A key the service refuses or finds spent is set aside and the call goes on with another.
+    retry: {
+      maxAttemptsTransient: config.maxAttemptsPerPage,
+      maxAttemptsRateLimited: config.maxAttemptsPerPage,
+      maxAttempts: config.maxAttemptsPerPage,
+      otherKeyOnRefusal: Math.max(0, config.apiKeys.length - 1),
+    },
     logger,
     onAttempt: (a, collected) => {
       options.onAttempt?.(a);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { RateLimitedError, TransientError, NotFoundError } from '../../src/api-client/errors.ts';
+import { AuthError, NotFoundError, QuotaError, RateLimitedError, TransientError } from '../../src/api-client/errors.ts';
 import { DEFAULT_RETRY_POLICY, delayAfterRateLimit, retryPolicyOf, withRetry } from '../../src/api-client/retry.ts';
 import { AbortedError } from '../../src/errors.ts';
 import { recordingGate } from './helpers.ts';
@@ -36,6 +36,30 @@ describe('withRetry', () => {
     ).rejects.toBeInstanceOf(NotFoundError);
     expect(gate.acquired).toHaveLength(1);
     expect(gate.reported).toEqual([{ fingerprint: expect.any(String), status: 404 }]);
+  });
+
+  it('after a refused (401) or spent (403) key goes on with another grant, at most otherKeyOnRefusal times', async () => {
+    for (const [Refusal, status] of [[AuthError, 401], [QuotaError, 403]] as const) {
+      const gate = recordingGate('key-a');
+      let n = 0;
+      const value = await withRetry({ gate, policy: { ...fast, otherKeyOnRefusal: 1 } }, () => {
+        n++;
+        if (n === 1) throw new Refusal({ ...ctx, status });
+        return Promise.resolve({ value: 'ok', status: 200 });
+      });
+      expect(value).toBe('ok');
+      // The refusal was reported first: the gate sets that key aside before the next grant.
+      expect(gate.reported.map((r) => r.status)).toEqual([status, 200]);
+      expect(gate.acquired).toHaveLength(2);
+      // By default (one key, or a call on one given grant) a refusal ends the call at once.
+      const once = recordingGate('key-a');
+      await expect(withRetry({ gate: once, policy: fast }, () => Promise.reject(new Refusal({ ...ctx, status })))).rejects.toBeInstanceOf(Refusal);
+      expect(once.acquired).toHaveLength(1);
+      // Bounded: every key refused ends after otherKeyOnRefusal more grants.
+      const all = recordingGate('key-a');
+      await expect(withRetry({ gate: all, policy: { ...fast, otherKeyOnRefusal: 2 } }, () => Promise.reject(new Refusal({ ...ctx, status })))).rejects.toBeInstanceOf(Refusal);
+      expect(all.acquired).toHaveLength(3);
+    }
   });
 
   it('stops after the configured number of transient attempts and throws the last error', async () => {

@@ -7,7 +7,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { InputError } from '../../errors.ts';
+import { ErrorCode, InputError, isAppError } from '../../errors.ts';
 import { estimateHydrate, estimateList, estimateMentions, estimateReplies, estimateUser } from '../../jobs/estimate.ts';
 import { checkCommunityJob, CommunityJobParams } from '../../jobs/kinds/community.ts';
 import { MentionsJobParams } from '../../jobs/kinds/mentions.ts';
@@ -19,7 +19,7 @@ import type { JobKindName } from '../../jobs/registry.ts';
 import { submitJob } from '../../jobs/submit.ts';
 import { targetParallelism } from '../../jobs/time-slices.ts';
 import { claimWorkerPrefix } from '../../store/worker-prefixes.ts';
-import { capped, confirmSpend, terminalIo } from '../confirm.ts';
+import { capped, confirmSpend, terminalIo, type ExpectedSpend } from '../confirm.ts';
 import { cliRuntime, withServices, type CliState } from '../context.ts';
 import {
   assertNoTimeOperators,
@@ -39,7 +39,7 @@ import {
   parseUserRef,
 } from '../inputs.ts';
 import { estimateLines, printCommunityEstimate, printJobEstimate, printSearchEstimate, searchSpend, watchSpend, type SpendOf } from '../job-costs.ts';
-import { queuedHint, waitForJob } from '../wait.ts';
+import { queuedHint, WAIT_EXIT, waitForJob } from '../wait.ts';
 
 interface CommonOptions {
   wait?: boolean;
@@ -85,7 +85,20 @@ async function run(state: CliState, kind: JobKindName, params: unknown, common: 
     const threshold = runtime.config.confirmAbove;
     let expectedPages: number | undefined;
     if (spend && !common.yes && !(common.maxRequests !== undefined && common.maxRequests <= threshold)) {
-      const expected = capped(await spend(services), common.maxRequests);
+      let probed: ExpectedSpend | null;
+      try {
+        probed = await spend(services);
+      } catch (error) {
+        // No key can grant the probe (every quota spent or held for watches): nothing is known
+        // to weigh. Not exit 1, as if the job had failed: 3, as --wait for a job parked for quota.
+        if (!(isAppError(error) && error.code === ErrorCode.KEYS_EXHAUSTED)) throw error;
+        console.error(
+          `harvest: ${error.message}: the spending check cannot probe this job's cost now; nothing was queued (--yes, or --max-requests N, queues it parked until quota returns)`,
+        );
+        state.exitCode = WAIT_EXIT.paused_quota;
+        return;
+      }
+      const expected = capped(probed, common.maxRequests);
       expectedPages = expected?.pages;
       await confirmSpend(expected, { threshold, yes: false, io: terminalIo() });
     }
