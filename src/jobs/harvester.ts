@@ -203,12 +203,13 @@ export class Harvester {
    * Seeds / refreshes each key's remaining quota from /v3/key-usage-info (one gated request per
    * key, each costing a request of quota). `ifDue`: only keys no process synced within the sync
    * interval and, unless something was granted on them since, within QUOTA_IDLE_SYNC_MS (the
-   * start-up and periodic syncs; `harvest quota` asks for every key).
+   * start-up and periodic syncs; `harvest quota` asks for every key, one a 401 disabled included:
+   * `recheckRefused`).
    */
-  async syncQuota(options: { ifDue?: boolean } = {}): Promise<QuotaSyncResult[]> {
+  async syncQuota(options: { ifDue?: boolean; recheckRefused?: boolean } = {}): Promise<QuotaSyncResult[]> {
     const s = this.#services;
     const ifDue = options.ifDue ? { intervalMs: this.#quotaSyncMs * 0.9, idleMs: QUOTA_IDLE_SYNC_MS } : undefined;
-    const results = await s.gate.syncQuota(usageSource(s.client, s.gate), ifDue ? { ifDue } : {});
+    const results = await s.gate.syncQuota(usageSource(s.client, s.gate), { ...(ifDue ? { ifDue } : {}), recheckRefused: options.recheckRefused === true });
     for (const r of results) {
       if (r.error === null) s.logger.info({ fingerprint: r.fingerprint, remaining: r.remaining }, 'quota synced');
       // What the worker learned of the key, and a quota.low event when it crossed 20% or 10%.

@@ -73,6 +73,25 @@ describe('operating commands', () => {
     expect(h.sim.control.requestLog().filter((r) => r.path === '/v3/key-usage-info').length - before).toBe(1);
   });
 
+  it('quota asks again about a key the service refused: once it takes the key again, the key grants again', async () => {
+    const key = `revoked-${Date.now()}`;
+    const env = { ...h.env, HARVEST_API_KEYS: key };
+    const usage = () => h.sim.control.requestLog().filter((r) => r.path === '/v3/key-usage-info').length;
+    // Refused: the key is disabled, in Redis, for every process.
+    const refused = await runCli(['quota'], env);
+    expect(refused.code).toBe(1);
+    expect(refused.out).toMatch(/refused the key \(401\)/);
+    // The service takes it now (the account was fixed): `quota` asks again and the key is live.
+    h.sim.control.addKey(key);
+    const before = usage();
+    const back = await runCli(['quota'], env);
+    expect(usage() - before).toBe(1);
+    expect(back.code).toBe(0);
+    expect(back.out).toMatch(/^k_[0-9a-f]{12}\s+[\d,]+\s+20\d\d-/m);
+    const status = await runCli(['status'], env);
+    expect(status.out).toMatch(/^k_[0-9a-f]{12}\s+[\d,]+\s+active/m);
+  });
+
   it('quota with a refused key says so in its table alone: no log line, no stack; exit 1', async () => {
     // Its own process: the logger writes to file descriptor 2, which runCli does not see.
     const bin = fileURLToPath(new URL('../../bin/harvest.js', import.meta.url));

@@ -217,7 +217,8 @@ export function registerOperateCommands(program: Command, state: CliState): void
       const runtime = cliRuntime(state, { level: 'fatal' });
       await withServices(runtime, async (services) => {
         const harvester = new Harvester(services, { concurrency: 1 });
-        const results = await harvester.syncQuota();
+        // Every key, one the service refused before (401) included: it may take it again now.
+        const results = await harvester.syncQuota({ recheckRefused: true });
         const rows = [['key', 'remaining', 'valid until', 'note']];
         for (const r of results) {
           rows.push([r.fingerprint, r.remaining === null ? '-' : formatCount(r.remaining), r.validUntil?.toISOString() ?? '-', r.error ? String((r.error as Error).message ?? r.error) : '']);

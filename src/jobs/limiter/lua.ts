@@ -365,11 +365,18 @@ return 1
 `;
 
 /**
- * Operator override. KEYS: state hash, quota. ARGV: 'unpark' | 'set', remaining ('' = unknown).
- * Unparking also forgets a spent quota, so the next grant rechecks the service.
+ * Operator override. KEYS: state hash, quota. ARGV: 'unpark' | 'set' | 'enable', remaining
+ * ('' = unknown). Unparking also forgets a spent quota, so the next grant rechecks the service.
+ * 'enable' lifts a 401's disable alone (the quota's park and a 429's cool-down stay): `harvest
+ * quota` asks the service again about a key it refused, which nothing else did for the day the
+ * key's state lives.
  */
 export const ADMIN_LUA = `
 local op = ARGV[1]
+if op == 'enable' then
+  if redis.call('HGET', KEYS[1], 'disabled') == '1' then redis.call('HDEL', KEYS[1], 'disabled', 'reason') end
+  return 1
+end
 if op == 'unpark' then
   redis.call('HDEL', KEYS[1], 'parkedUntil', 'reason', 'disabled', 'coolUntil')
   local q = tonumber(redis.call('GET', KEYS[2]) or '')

@@ -195,13 +195,20 @@ export class RedisGate implements RequestGate {
    * passes the gate like every request, and costs a request of quota). Parked and disabled keys
    * are skipped; their park ends in a recheck anyway. With `ifDue`, only the keys SYNC_DUE_LUA
    * says are due: the periodic and start-up syncs of every process share one sync a key per
-   * `intervalMs`, and skip a key nothing was granted on since for up to `idleMs`.
+   * `intervalMs`, and skip a key nothing was granted on since for up to `idleMs`. With
+   * `recheckRefused` (`harvest quota`) a key a 401 disabled is asked too: its answer disables it
+   * again, or, the service accepting it now, seeds its quota and it grants again. Nothing else
+   * lifted that disable, which lasts the day the key's state lives in Redis.
    */
-  async syncQuota(fetchUsage: FetchUsage = this.#requireUsageSource(), options: { ifDue?: { intervalMs: number; idleMs: number } } = {}): Promise<QuotaSyncResult[]> {
+  async syncQuota(
+    fetchUsage: FetchUsage = this.#requireUsageSource(),
+    options: { ifDue?: { intervalMs: number; idleMs: number }; recheckRefused?: boolean } = {},
+  ): Promise<QuotaSyncResult[]> {
     const results: QuotaSyncResult[] = [];
     const due = options.ifDue;
     for (const names of this.#names) {
       if (due && !(await this.#scripts.syncDue(names, due.intervalMs, due.idleMs))) continue;
+      if (options.recheckRefused) await this.#scripts.enable(names);
       results.push(await this.#syncKey(names, fetchUsage));
     }
     return results;

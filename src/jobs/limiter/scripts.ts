@@ -97,6 +97,8 @@ export interface LimiterScripts {
   /** Returns an unused grant's quota unit, and its job's budget unit when `budget` names one (once: see AcquireCall). */
   giveBack(key: KeyRedisNames, budget: string | null, once: string): Promise<void>;
   unpark(key: KeyRedisNames): Promise<void>;
+  /** Lifts a 401's disable (ADMIN_LUA 'enable'). */
+  enable(key: KeyRedisNames): Promise<void>;
   setQuota(key: KeyRedisNames, remaining: number | null): Promise<void>;
 }
 
@@ -225,6 +227,9 @@ export function defineLimiterScripts(redis: RedisConnection): LimiterScripts {
     },
     async unpark(key) {
       await admin(2, key.state, key.quota, 'unpark', '');
+    },
+    async enable(key) {
+      await admin(2, key.state, key.quota, 'enable', '');
     },
     async setQuota(key, remaining) {
       await admin(2, key.state, key.quota, 'set', remaining === null ? '' : String(Math.max(0, Math.floor(remaining))));
