@@ -189,8 +189,9 @@ export class NotifyLoop {
         break;
       }
       let failure: string | null;
+      let status = 0;
       try {
-        const status = await postJson(target.url, e.body, { deadlineMs: o.deadlineMs, signal: this.#abort.signal });
+        status = await postJson(target.url, e.body, { deadlineMs: o.deadlineMs, signal: this.#abort.signal });
         failure = status >= 200 && status < 300 ? null : `HTTP ${status}`;
       } catch (error) {
         failure = describeFailure(error);
@@ -201,6 +202,10 @@ export class NotifyLoop {
         const wait = Math.min(o.maxBackoffMs, o.baseBackoffMs * 2 ** e.attempts);
         await markFailed(o.pool, target.fingerprint, e.outboxId, failure, wait);
         o.logger.warn({ target: target.fingerprint, event: e.body.id, type: e.body.type, attempts: e.attempts + 1, error: failure, retryInMs: wait }, 'notification not delivered');
+        // The webhook answered and refused this event (a 4xx but 408 and 429): it is up, so the rest
+        // of the batch goes now. Held back with the refused one's backoff, it came after it in every
+        // later batch (oldest first) and expired unsent with it a day later.
+        if (status >= 400 && status < 500 && status !== 408 && status !== 429) continue;
         // The webhook is failing: the rest of this batch waits for the next pass, not for more deadlines.
         for (const rest of events.slice(i + 1)) await releaseEvent(o.pool, target.fingerprint, rest.outboxId, wait).catch(() => undefined);
         break;

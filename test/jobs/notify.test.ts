@@ -19,6 +19,8 @@ class Receiver {
   #server: Server | null = null;
   /** Answer nothing (hold the request) instead of 200. */
   hang = false;
+  /** Answer 422 to the events this picks (a receiver that refuses one payload). */
+  refuse: (e: EventBody) => boolean = () => false;
 
   async up(): Promise<void> {
     if (this.#server) return;
@@ -27,7 +29,12 @@ class Receiver {
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
         if (this.hang) return;
-        this.events.push(JSON.parse(Buffer.concat(chunks).toString('utf8')) as EventBody);
+        const event = JSON.parse(Buffer.concat(chunks).toString('utf8')) as EventBody;
+        if (this.refuse(event)) {
+          res.writeHead(422).end('no');
+          return;
+        }
+        this.events.push(event);
         res.writeHead(200).end('ok');
       });
     });
@@ -114,6 +121,30 @@ describe('notifications', () => {
     expect((await deliveryStates(pool())).every((d) => d.deliveredAt !== null)).toBe(true);
   });
 
+  it('an event the receiver refuses (422) does not hold back the events after it', async () => {
+    await receiver.up();
+    const l = loop();
+    await l.runOnce(); // what earlier tests left
+    const jobIds: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const jobId = await createJob(pool(), { kind: 'search', params: { query: `refuse ${i}` } });
+      await failJob(pool(), jobId, 'X', `broke ${i}`);
+      jobIds.push(jobId);
+    }
+    const refused = jobIds[0]!;
+    receiver.refuse = (e) => e.jobId === refused;
+    try {
+      const before = receiver.events.length;
+      await l.runOnce();
+      expect(receiver.events.slice(before).map((e) => e.jobId)).toEqual(jobIds.slice(1));
+      const { rows } = await pool().query<{ id: string }>(`SELECT event_id::text AS id FROM outbox WHERE job_id = $1::bigint`, [refused]);
+      const states = await deliveryStates(pool());
+      expect(states.find((d) => d.eventId === rows[0]!.id)).toMatchObject({ deliveredAt: null, attempts: 1, lastError: 'HTTP 422' });
+    } finally {
+      receiver.refuse = () => false;
+    }
+  });
+
   it('a webhook that never answers costs one deadline per pass, and the event is retried later', async () => {
     await receiver.up();
     receiver.hang = true;
@@ -124,7 +155,8 @@ describe('notifications', () => {
       const t0 = performance.now();
       await l.runOnce();
       expect(performance.now() - t0).toBeLessThan(1500);
-      const [state] = (await deliveryStates(pool())).filter((d) => d.type === 'job.failed');
+      const { rows } = await pool().query<{ id: string }>(`SELECT event_id::text AS id FROM outbox WHERE job_id = $1::bigint AND type = 'job.failed'`, [jobId]);
+      const state = (await deliveryStates(pool())).find((d) => d.eventId === rows[0]!.id);
       expect(state).toMatchObject({ attempts: 1, deliveredAt: null, lastError: 'deadline' });
       receiver.hang = false;
       await new Promise((r) => setTimeout(r, 100));
