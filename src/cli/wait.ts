@@ -136,6 +136,10 @@ export async function waitForJob(
         };
       });
     }
+    // Its end's event was written with the end: sent before the workers stop, it reaches the
+    // webhooks now (the delivery loop polls once a second and was stopped first, so a --wait's
+    // own job.completed went out only with the next worker, if one started within a day).
+    if (harvester && !interrupted && final && ENDED.has(final.status)) await harvester.flushNotifications();
   } finally {
     removeSignals();
     // Stop the workers first: the in-flight pages commit, so the last line is the truth.

@@ -290,6 +290,11 @@ export class Harvester {
     this.#parallelism = targetParallelism(rate, this.#cycleMs, parallelismCap(rate));
   }
 
+  /** Sends what the outbox holds now, waiting at most `ms` (NotifyLoop.flush). */
+  async flushNotifications(ms = 5_000): Promise<void> {
+    await this.#notify?.flush(ms);
+  }
+
   /**
    * Stops taking work; in-flight pages commit, limiter waits abort, then the queues close. A Redis
    * that stays unreachable for `redisGraceMs` does not hold the stop forever, as BullMQ's close

@@ -117,6 +117,20 @@ export class NotifyLoop {
     this.#running = this.#loop();
   }
 
+  /**
+   * One delivery pass now, waited for at most `ms` (a `--wait` whose job just ended: its
+   * job.completed was written a moment ago, and the loop, polling once a second, was stopped
+   * with the process before it sent it). Safe beside the loop's own pass: claims are leased.
+   */
+  async flush(ms: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      this.runOnce().catch((error: unknown) => this.#o.logger.warn({ err: error }, 'notification pass failed')),
+      new Promise<void>((resolve) => (timer = setTimeout(resolve, ms))),
+    ]);
+    clearTimeout(timer);
+  }
+
   /** Stops after the POST in flight (bounded by its deadline, aborted now). */
   async stop(): Promise<void> {
     this.#abort.abort();

@@ -121,6 +121,14 @@ describe('notifications', () => {
     expect((await deliveryStates(pool())).every((d) => d.deliveredAt !== null)).toBe(true);
   });
 
+  it("--wait sends its own job's end before it exits", async () => {
+    await receiver.up();
+    const run = await runCli(['search', 'lang:en', '--since', '2026-10-08', '--until', '2026-10-09', '--wait'], h.env);
+    expect(run.code).toBe(0);
+    const jobId = run.out.split('\n')[0]!;
+    expect(receiver.events.filter((e) => e.type === 'job.completed' && e.jobId === jobId)).toHaveLength(1);
+  });
+
   it('an event the receiver refuses (422) does not hold back the events after it', async () => {
     await receiver.up();
     const l = loop();
