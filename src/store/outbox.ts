@@ -32,12 +32,21 @@ export const EVENT_MAX_AGE_MS = 7 * 24 * 3_600_000;
 /** Events older than this are no longer sent: a failing delivery is given up, a webhook added later gets only the last day's. */
 export const DELIVERY_GIVE_UP_MS = 24 * 3_600_000;
 
+/**
+ * `text` as Slack reads it: `&`, `<` and `>` as entities, so what a tweet (anyone who mentions a
+ * watched handle) or a service message says cannot become `<!channel>` or a link with a disguised
+ * label in the channel. `data` keeps every value as it is.
+ */
+export function slackText(text: string): string {
+  return text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
+}
+
 /** Records an event in the caller's transaction; returns false when its dedupe key was already used. */
 export async function addEvent(db: Queryable, e: NewEvent): Promise<boolean> {
   const { rowCount } = await db.query(
     `INSERT INTO outbox (type, job_id, dedupe_key, payload) VALUES ($1, $2::bigint, $3, $4::jsonb)
      ON CONFLICT (dedupe_key) DO NOTHING`,
-    [e.type, e.jobId ?? null, e.dedupeKey ?? null, JSON.stringify({ text: e.text, data: e.data })],
+    [e.type, e.jobId ?? null, e.dedupeKey ?? null, JSON.stringify({ text: slackText(e.text), data: e.data })],
   );
   return (rowCount ?? 0) > 0;
 }

@@ -7,7 +7,7 @@ import { runWatchTick } from '../../src/jobs/watch.ts';
 import { silentLogger } from '../../src/logger.ts';
 import { failJob, finishSlice, pauseJobForQuota, rollUpJob } from '../../src/store/job-runtime.ts';
 import { createJob, createSlices } from '../../src/store/jobs.ts';
-import { deliveryStates, recordKeyQuota, type EventBody } from '../../src/store/outbox.ts';
+import { addEvent, deliveryStates, EventType, recordKeyQuota, type EventBody } from '../../src/store/outbox.ts';
 import { finishWatchPass } from '../../src/store/watches.ts';
 import { runCli } from '../helpers/cli.ts';
 import { useHarness } from '../helpers/harness.ts';
@@ -119,6 +119,14 @@ describe('notifications', () => {
       expect(typeof e.at).toBe('string');
     }
     expect((await deliveryStates(pool())).every((d) => d.deliveredAt !== null)).toBe(true);
+  });
+
+  it('event text reaches Slack escaped (a tweet saying <!channel> pings no one); data keeps the raw text', async () => {
+    const jobId = await createJob(pool(), { kind: 'search', params: { query: 'x' } });
+    await addEvent(pool(), { type: EventType.WATCH_NEW_TWEETS, jobId, text: 'found 1\n• 1: <!channel> see <https://evil.example|x.com> & more', data: { tweets: [{ id: '1', text: '<!channel> & more' }] } });
+    const { rows } = await pool().query<{ payload: { text: string; data: { tweets: Array<{ text: string }> } } }>('SELECT payload FROM outbox WHERE job_id = $1::bigint', [jobId]);
+    expect(rows[0]!.payload.text).toBe('found 1\n• 1: &lt;!channel&gt; see &lt;https://evil.example|x.com&gt; &amp; more');
+    expect(rows[0]!.payload.data.tweets[0]!.text).toBe('<!channel> & more');
   });
 
   it("--wait sends its own job's end before it exits", async () => {
