@@ -78,7 +78,8 @@ export function cursorHash(cursor: string): string {
 type Step =
   | { kind: 'continue' }
   | { kind: 'next'; slice: SliceForRun }
-  | { kind: 'stop'; outcome: TaskOutcome }
+  /** `landAhead`: the job's --max-tweets was reached, and a page this walk fetched ahead is still stored. */
+  | { kind: 'stop'; outcome: TaskOutcome; landAhead?: true }
   | { kind: 'reload'; slice: SliceForRun }
   /** A pause committed before this page: the slice as the page left it (pending, this walk's lease). */
   | { kind: 'paused'; slice: SliceForRun };
@@ -204,6 +205,25 @@ export async function runSlice(sliceId: string, deps: SliceRunnerDeps): Promise<
         ahead = { fetched: Promise.resolve(landed), cancel: () => undefined };
         slice = step.slice;
         continue;
+      }
+      if (step.kind === 'stop' && step.landAhead === true && ahead !== null) {
+        // Another walk's pages brought the job to its --max-tweets: this walk's page fetched
+        // ahead, once sent, is paid for, so it lands on the slice (ended for max-tweets, which a
+        // page may still land on) rather than being dropped (24 paid pages of 300 in a review
+        // run). One still waiting for its grant is cancelled and costs nothing.
+        ahead.cancel();
+        const landed = await ahead.fetched;
+        ahead = null;
+        const now: SliceForRun | null = landed.ok ? await loadSliceForRun(deps.pool, slice.id) : null;
+        if (now !== null && now.lease === lease && now.cursor === plan.next) {
+          ahead = { fetched: Promise.resolve(landed), cancel: () => undefined };
+          slice = now;
+          continue;
+        }
+        await accountAttempts(deps.pool, slice, landed.attempts).catch((e: unknown) =>
+          log.warn({ err: e }, 'could not record the requests of a page fetched ahead and dropped'),
+        );
+        return step.outcome;
       }
       // The slice as the commit left it (read under its locks): no second read per page.
       const reloaded = step.kind === 'next' ? step.slice : null;
@@ -434,7 +454,7 @@ async function commitAndDecide(
   const jobStop = kind.stopAt?.(kind.params.parse(slice.job.params), { tweets: after.jobTweets }) ?? null;
   if (jobStop !== null) {
     await endJob(deps.pool, slice.jobId, jobStop, SliceEndReason.MAX_TWEETS, slice.id);
-    return { kind: 'stop', outcome: { kind: 'done' } };
+    return { kind: 'stop', outcome: { kind: 'done' }, landAhead: true };
   }
   const splitNow = verdict.split ? await split(slice, verdict.split, deps, log) : false;
   // A split of our own just now moved our bound: the params read before it must not be walked on.

@@ -141,7 +141,7 @@ describe('walks that fetch ahead of their commits', () => {
     expect(rows[0]).toMatchObject({ status: 'completed', note: expect.stringMatching(/max-tweets 20/) });
   });
 
-  it('a commit that ends the job (--max-tweets, reached by other slices meanwhile) drops the page fetched ahead and records its request once', { timeout: 20_000 }, async () => {
+  it('a commit that ends the job (--max-tweets, reached by other slices meanwhile) still stores the page fetched ahead (sent, paid) and records its request once', { timeout: 20_000 }, async () => {
     const { jobId, sliceId } = await searchJob({ maxTweets: 50 });
     const start = served();
     const watching = watchingCommit(2000, () => start);
@@ -152,12 +152,14 @@ describe('walks that fetch ahead of their commits', () => {
       return watching.commit(page, options);
     };
     expect(await runSlice(sliceId, runnerDeps(h.services, { commit }))).toEqual({ kind: 'done' });
-    // The first page's commit found the mark reached; the second had been fetched while it committed.
-    expect(seen).toHaveLength(1);
+    // The first page's commit found the mark reached; the second had been fetched while it
+    // committed: paid for, it is committed too (it was dropped), and nothing more is fetched.
+    expect(seen).toHaveLength(2);
     expect(seen[0]!.servedAtResolve).toBe(2);
+    expect(seen[1]!.waitsFor).toBe(false);
     expect(served() - start).toBe(2);
     expect(await recorded(jobId)).toEqual({ logged: 2, spent: 2 });
-    expect(await getSlice(h.services.pool, sliceId)).toMatchObject({ pages: 1, cursor: seen[0]!.nextCursor });
+    expect(await getSlice(h.services.pool, sliceId)).toMatchObject({ pages: 2, cursor: seen[1]!.nextCursor, status: 'done' });
     const { rows } = await h.services.pool.query<{ status: string; note: string | null }>('SELECT status, note FROM jobs WHERE id = $1::bigint', [jobId]);
     expect(rows[0]!.status).toBe('completed');
     expect(rows[0]!.note).toMatch(/max-tweets 50/);
