@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { jobSnapshot } from '../../src/store/job-status.ts';
+import { runCli } from '../helpers/cli.ts';
 import { jobTweetIds, useHarness } from '../helpers/harness.ts';
 import { expectedSearchIds } from './ground-truth.ts';
 
@@ -23,6 +24,26 @@ describe('search backfill', () => {
     expect(stats.byStatus['429'] ?? 0).toBe(0);
     const accounted = await h.services.pool.query('SELECT count(*)::int AS n FROM api_requests WHERE job_id = $1', [jobId]);
     expect(accounted.rows[0].n).toBe(snap.requests);
+  });
+
+  it('a sparse search with --max-requests within the threshold is sized by the probe: few slices, not one per parallel walk', async () => {
+    const w = h.sim.world;
+    const user = w.users.find((u) => !u.protected && !u.suspended && !u.deleted && expectedSearchIds(w, `from:${u.username} since:2026-09-01 until:2026-10-31`).length === 3)!;
+    const slicesOf = async (argv: string[]) => {
+      const run = await runCli(argv, h.env);
+      expect(run.code, run.err).toBe(0);
+      const jobId = run.out.split('\n')[0]!;
+      const { rows } = await h.services.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM job_slices WHERE job_id = $1::bigint', [jobId]);
+      // Queued only: the next test's worker must not walk it.
+      expect((await runCli(['cancel', jobId], h.env)).code).toBe(0);
+      return rows[0]!.n;
+    };
+    const query = ['search', `from:${user.username}`, '--since', '2026-09-01', '--until', '2026-10-31', '--max-requests', '1000'];
+    // With --yes nothing is probed: the plan's parallel walks, each a first page at least.
+    const unprobed = await slicesOf([...query, '--yes']);
+    expect(unprobed).toBeGreaterThan(1);
+    // Without it the 4-request probe runs (no question is asked): one page expected, one slice.
+    expect(await slicesOf(query)).toBe(1);
   });
 
   it('stops at --max-requests exactly', async () => {

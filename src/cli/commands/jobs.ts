@@ -84,19 +84,27 @@ async function run(state: CliState, kind: JobKindName, params: unknown, common: 
   await withServices(runtime, async (services) => {
     const threshold = runtime.config.confirmAbove;
     let expectedPages: number | undefined;
-    if (spend && !common.yes && !(common.maxRequests !== undefined && common.maxRequests <= threshold)) {
+    // The probe runs unless --yes, a cap within the threshold included: no question is asked
+    // then, but a search's slices are sized by what it expects (skipped, a sparse query with
+    // --max-requests bought a first page for each of 28 slices where 9 would do).
+    if (spend && !common.yes) {
+      const mustConfirm = !(common.maxRequests !== undefined && common.maxRequests <= threshold);
       let probed: ExpectedSpend | null;
       try {
         probed = await spend(services);
       } catch (error) {
         // No key can grant the probe (every quota spent or held for watches): nothing is known
         // to weigh. Not exit 1, as if the job had failed: 3, as --wait for a job parked for quota.
+        // A cap within the threshold needs no weighing: the job is queued, parked until quota returns.
         if (!(isAppError(error) && error.code === ErrorCode.KEYS_EXHAUSTED)) throw error;
-        console.error(
-          `harvest: ${error.message}: the spending check cannot probe this job's cost now; nothing was queued (--yes, or --max-requests N, queues it parked until quota returns)`,
-        );
-        state.exitCode = WAIT_EXIT.paused_quota;
-        return;
+        if (mustConfirm) {
+          console.error(
+            `harvest: ${error.message}: the spending check cannot probe this job's cost now; nothing was queued (--yes, or --max-requests N, queues it parked until quota returns)`,
+          );
+          state.exitCode = WAIT_EXIT.paused_quota;
+          return;
+        }
+        probed = null;
       }
       const expected = capped(probed, common.maxRequests);
       expectedPages = expected?.pages;
