@@ -112,6 +112,13 @@ export function initialSlices(ctx: Pick<PlanContext, 'pooledRate' | 'latencyMs' 
   return ctx.expectedPages === undefined ? target : Math.max(1, Math.min(target, ctx.expectedPages));
 }
 
+/**
+ * What a popular search can claim. The simulator ranks the 10,000 most recent matches of a
+ * range; production's reference says only "popular or latest", nothing of how many matches its
+ * ranking holds, so a walk to the end of it is not known to be every match.
+ */
+export const POPULAR_NOTE = 'order popular: the service ranks a selection of the matches, so this may not hold every one (--order latest reads them all)';
+
 export const searchJob: JobKind<SearchJobParams> = {
   kind: 'search',
   params: SearchJobParams,
@@ -132,6 +139,9 @@ export const searchJob: JobKind<SearchJobParams> = {
   },
   stopAt: (params, progress) => maxTweetsStop(params.maxTweets, progress),
   async onCreate(tx, jobId, params) {
+    // Said on the job, where status, the dashboard and audit's reader see it: a popular walk
+    // that reads to the end of what the service ranks is complete by every record we keep.
+    if (params.order === 'popular') await tx.query('UPDATE jobs SET note = $2 WHERE id = $1::bigint', [jobId, POPULAR_NOTE]);
     if (params.everySeconds === undefined) return;
     await createWatch(tx, {
       jobId,
