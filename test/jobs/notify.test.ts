@@ -127,6 +127,8 @@ describe('notifications', () => {
     const { rows } = await pool().query<{ payload: { text: string; data: { tweets: Array<{ text: string }> } } }>('SELECT payload FROM outbox WHERE job_id = $1::bigint', [jobId]);
     expect(rows[0]!.payload.text).toBe('found 1\n• 1: &lt;!channel&gt; see &lt;https://evil.example|x.com&gt; &amp; more');
     expect(rows[0]!.payload.data.tweets[0]!.text).toBe('<!channel> & more');
+    // Not left due for the tests after this one, which count what one pass sends.
+    await pool().query('DELETE FROM outbox WHERE job_id = $1::bigint', [jobId]);
   });
 
   it("--wait sends its own job's end before it exits", async () => {
@@ -135,6 +137,7 @@ describe('notifications', () => {
     expect(run.code).toBe(0);
     const jobId = run.out.split('\n')[0]!;
     expect(receiver.events.filter((e) => e.type === 'job.completed' && e.jobId === jobId)).toHaveLength(1);
+    await pool().query('DELETE FROM outbox WHERE job_id = $1::bigint', [jobId]);
   });
 
   it('an event the receiver refuses (422) does not hold back the events after it', async () => {
@@ -158,6 +161,8 @@ describe('notifications', () => {
       expect(states.find((d) => d.eventId === rows[0]!.id)).toMatchObject({ deliveredAt: null, attempts: 1, lastError: 'HTTP 422' });
     } finally {
       receiver.refuse = () => false;
+      // Not left due for the tests after this one, which count what one pass sends.
+      await pool().query('DELETE FROM outbox WHERE job_id = ANY($1::bigint[])', [jobIds]);
     }
   });
 
