@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { NotFoundError, TransientError } from '../../src/api-client/errors.ts';
 import { ErrorCode } from '../../src/errors.ts';
 import { BudgetExhaustedError, KeysRefusedError, QuotaExhaustedError } from '../../src/jobs/limiter/errors.ts';
 import { limiterLayout } from '../../src/jobs/limiter/key-layout.ts';
@@ -124,6 +125,26 @@ describe('RedisGate quota', () => {
     await gate.report(grant, { status: 403 });
     const error = await rejection(gate.acquire({ priority: 'watch' }));
     expect((error as QuotaExhaustedError).retryAt?.getTime()).toBe(validUntil.getTime());
+  });
+
+  it('a usage call that fails with a 5xx is tried again on a grant of its own; a 404 is not', async () => {
+    const gate = gateWith();
+    const ctx = { endpoint: 'GET /v3/key-usage-info', keyFingerprint: ONE!.fingerprint };
+    let calls = 0;
+    const [synced] = await gate.syncQuota(async () => {
+      if (++calls === 1) throw new TransientError({ ...ctx, status: 502 });
+      return { remaining: 300, validUntil: null };
+    });
+    // Two tries, each on a grant of its own; the answer counts from the second's (300 less it).
+    expect([calls, synced]).toEqual([2, expect.objectContaining({ remaining: 299, error: null })]);
+    expect((await gate.keyStates())[0]).toMatchObject({ granted: 2 });
+    calls = 0;
+    const [refused] = await gate.syncQuota(async () => {
+      calls++;
+      throw new NotFoundError({ ...ctx, status: 404 });
+    });
+    expect(calls).toBe(1);
+    expect(refused?.error).toBeInstanceOf(NotFoundError);
   });
 
   it('a quota sync asks through a quota park, and a topped-up account is usable at once', async () => {

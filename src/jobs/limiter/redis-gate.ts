@@ -11,6 +11,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { localNow, type AcquireOptions, type AttemptOutcome, type Grant, type RequestGate } from '../../api-client/gate.ts';
+import { isRetryable } from '../../api-client/errors.ts';
 import { ConfigError } from '../../errors.ts';
 import { silentLogger, type Logger } from '../../logger.ts';
 import { sleep } from '../../sleep.ts';
@@ -61,6 +62,10 @@ interface Lane {
   /** Whether this lane's watch waiter may still be registered in Redis (removed when the line empties). */
   registered: boolean;
 }
+
+/** Tries of one key's usage call when it fails with a 5xx, a time-out or a 429 (#syncKey). */
+const USAGE_TRIES = 3;
+const USAGE_RETRY_MIN_MS = 1000;
 
 export class RedisGate implements RequestGate {
   readonly #redis: RedisConnection;
@@ -214,17 +219,28 @@ export class RedisGate implements RequestGate {
     return results;
   }
 
+  /**
+   * One usage call on the key, each try on a grant of its own: a 5xx, a time-out or a 429 is
+   * tried again (USAGE_TRIES in all, 1–2 s apart, as a page's request is), since one failure
+   * leaves the quota unknown and a backfill parked on it (it was tried once).
+   */
   async #syncKey(names: KeyRedisNames, fetchUsage: FetchUsage): Promise<QuotaSyncResult> {
     const { fingerprint } = names;
-    try {
-      const { grant, grantedBefore } = await this.#acquireWithCount('sync', [names], undefined, undefined);
-      const usage = await fetchUsage(grant);
-      const remaining = await this.#scripts.syncQuota(names, usage.remaining, grantedBefore, usage.validUntil, this.#recheckMs, STATE_TTL_MS);
-      this.#warnedUnknown.delete(fingerprint);
-      return { fingerprint, remaining, validUntil: usage.validUntil, error: null };
-    } catch (error) {
-      this.#logger.warn({ fingerprint, err: error }, 'quota sync failed for a key');
-      return { fingerprint, remaining: null, validUntil: null, error };
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const { grant, grantedBefore } = await this.#acquireWithCount('sync', [names], undefined, undefined);
+        const usage = await fetchUsage(grant);
+        const remaining = await this.#scripts.syncQuota(names, usage.remaining, grantedBefore, usage.validUntil, this.#recheckMs, STATE_TTL_MS);
+        this.#warnedUnknown.delete(fingerprint);
+        return { fingerprint, remaining, validUntil: usage.validUntil, error: null };
+      } catch (error) {
+        if (attempt < USAGE_TRIES && isRetryable(error)) {
+          await sleep(USAGE_RETRY_MIN_MS + Math.random() * USAGE_RETRY_MIN_MS, undefined);
+          continue;
+        }
+        this.#logger.warn({ fingerprint, err: error }, 'quota sync failed for a key');
+        return { fingerprint, remaining: null, validUntil: null, error };
+      }
     }
   }
 
