@@ -208,9 +208,10 @@ export async function runSlice(sliceId: string, deps: SliceRunnerDeps): Promise<
       }
       if (step.kind === 'stop' && step.landAhead === true && ahead !== null) {
         // Another walk's pages brought the job to its --max-tweets: this walk's page fetched
-        // ahead, once sent, is paid for, so it lands on the slice (ended for max-tweets, which a
-        // page may still land on) rather than being dropped (24 paid pages of 300 in a review
-        // run). One still waiting for its grant is cancelled and costs nothing.
+        // ahead, once sent, is paid for, so it lands on the slice, still walking (endJob's
+        // keepOwn), rather than being dropped (24 paid pages of 300 in a review run); its commit
+        // meets the mark again and ends the slice. One still waiting for its grant is cancelled
+        // and costs nothing, and the slice is ended here.
         ahead.cancel();
         const landed = await ahead.fetched;
         ahead = null;
@@ -223,6 +224,7 @@ export async function runSlice(sliceId: string, deps: SliceRunnerDeps): Promise<
         await accountAttempts(deps.pool, slice, landed.attempts).catch((e: unknown) =>
           log.warn({ err: e }, 'could not record the requests of a page fetched ahead and dropped'),
         );
+        await endJob(deps.pool, slice.jobId, '', SliceEndReason.MAX_TWEETS, slice.id);
         return step.outcome;
       }
       // The slice as the commit left it (read under its locks): no second read per page.
@@ -453,7 +455,10 @@ async function commitAndDecide(
   // The job's count as this commit left it (other slices' pages included).
   const jobStop = kind.stopAt?.(kind.params.parse(slice.job.params), { tweets: after.jobTweets }) ?? null;
   if (jobStop !== null) {
-    await endJob(deps.pool, slice.jobId, jobStop, SliceEndReason.MAX_TWEETS, slice.id);
+    // With a page fetched ahead (sent, paid), this walk's slice keeps walking until that page has
+    // landed: the runner commits it, this check comes again, and the slice ends then (the job
+    // completes once no slice walks, its counts final).
+    await endJob(deps.pool, slice.jobId, jobStop, SliceEndReason.MAX_TWEETS, slice.id, { keepOwn: ahead !== null });
     return { kind: 'stop', outcome: { kind: 'done' }, landAhead: true };
   }
   const splitNow = verdict.split ? await split(slice, verdict.split, deps, log) : false;

@@ -340,7 +340,15 @@ export async function failJob(pool: Pool, jobId: string, errorCode: string, erro
  * seconds after, so `wait && export` exported part of the job. Without `sliceId` every walking
  * slice ends at once, as before.
  */
-export async function endJob(pool: Pool, jobId: string, note: string, reason: SliceEndReason, sliceId?: string): Promise<void> {
+export async function endJob(
+  pool: Pool,
+  jobId: string,
+  note: string,
+  reason: SliceEndReason,
+  sliceId?: string,
+  /** The calling walk has a page fetched ahead to land first: its slice stays walking (it calls again after). */
+  options: { keepOwn?: boolean } = {},
+): Promise<void> {
   await withTransaction(pool, async (client) => {
     await lockJobAndSlices(client, jobId);
     // The end reason in the same statement that ends the slices: a walk that recorded its own end
@@ -348,9 +356,10 @@ export async function endJob(pool: Pool, jobId: string, note: string, reason: Sl
     // and one recording after it finds the slice ended and writes nothing.
     const { rows: passes } = await client.query<{ pass: number; newest: string | null; new_items: string }>(
       `UPDATE job_slices SET status = 'done', end_reason = $2, finished_at = now(), updated_at = now()
-        WHERE job_id = $1::bigint AND (status = 'pending' OR (status = 'running' AND ($3::bigint IS NULL OR id = $3::bigint)))
+        WHERE job_id = $1::bigint
+          AND (status = 'pending' OR (status = 'running' AND NOT $4 AND ($3::bigint IS NULL OR id = $3::bigint)))
         RETURNING (params->>'pass')::int AS pass, newest_tweet_id::text AS newest, new_items::text`,
-      [jobId, reason, sliceId ?? null],
+      [jobId, reason, sliceId ?? null, options.keepOwn === true],
     );
     // A watch pass ended here (its budget spent) is recorded as finishSlice records one: cut short,
     // its unread range a gap the next pass reads without buying again what this one read. Left

@@ -160,6 +160,14 @@ describe('walks that fetch ahead of their commits', () => {
     expect(served() - start).toBe(2);
     expect(await recorded(jobId)).toEqual({ logged: 2, spent: 2 });
     expect(await getSlice(h.services.pool, sliceId)).toMatchObject({ pages: 2, cursor: seen[1]!.nextCursor, status: 'done' });
+    // The job completed once that page had landed: its event counts it.
+    const event = await h.services.pool.query<{ tweets: string; now: string }>(
+      `SELECT o.payload->'data'->>'tweets' AS tweets, j.tweets::text AS now FROM outbox o JOIN jobs j ON j.id = o.job_id
+        WHERE o.job_id = $1::bigint AND o.type = 'job.completed'`,
+      [jobId],
+    );
+    expect(event.rows).toHaveLength(1);
+    expect(event.rows[0]!.tweets).toBe(event.rows[0]!.now);
     const { rows } = await h.services.pool.query<{ status: string; note: string | null }>('SELECT status, note FROM jobs WHERE id = $1::bigint', [jobId]);
     expect(rows[0]!.status).toBe('completed');
     expect(rows[0]!.note).toMatch(/max-tweets 50/);
