@@ -127,7 +127,7 @@ export async function waitForJob(
         failingSince ??= Date.now();
         if (Date.now() - failingSince > POSTGRES_GRACE_MS) throw error;
       }
-      if (interrupted || (failingSince === null && (!final || ENDED.has(final.status)))) break;
+      if (interrupted || (failingSince === null && (!final || waitEnded(final.status)))) break;
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, 250);
         wake = () => {
@@ -139,7 +139,7 @@ export async function waitForJob(
     // Its end's event was written with the end: sent before the workers stop, it reaches the
     // webhooks now (the delivery loop polls once a second and was stopped first, so a --wait's
     // own job.completed went out only with the next worker, if one started within a day).
-    if (harvester && !interrupted && final && ENDED.has(final.status)) await harvester.flushNotifications();
+    if (harvester && !interrupted && final && waitEnded(final.status)) await harvester.flushNotifications();
   } finally {
     removeSignals();
     // Stop the workers first: the in-flight pages commit, so the last line is the truth.
@@ -150,7 +150,7 @@ export async function waitForJob(
     // Stopped without a Redis that is down: BullMQ's connections would keep the process alive.
     // Postgres still answers: the job's state decides the line and the exit code as ever.
     const last = await jobSnapshot(services.pool, jobId).catch(() => null);
-    if (last && ENDED.has(last.status)) {
+    if (last && waitEnded(last.status)) {
       stream.write(`${describeEnd(last)}\n`);
       process.exit(WAIT_EXIT[last.status as keyof typeof WAIT_EXIT] ?? WAIT_EXIT.failed);
     }
@@ -159,7 +159,7 @@ export async function waitForJob(
   }
   final = await snapshotWithin(services, jobId, POSTGRES_GRACE_MS);
   if (!final) return WAIT_EXIT.failed;
-  if (interrupted && !ENDED.has(final.status)) {
+  if (interrupted && !waitEnded(final.status)) {
     stream.write(
       options.follow
         ? `stopped following; job ${jobId} is ${final.status} (the workers running it go on)\n`

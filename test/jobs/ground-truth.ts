@@ -13,3 +13,13 @@ export function expectedSearchIds(world: World, query: string): string[] {
   }
   return ids.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)).map(String);
 }
+
+/** Ids of `count` tweets the service returns (authors neither protected, suspended nor deleted), every `step`th tweet. */
+export function visibleTweetIds(world: World, count: number, step: number): string[] {
+  const ids: string[] = [];
+  for (let i = 0; i < world.tweets.count && ids.length < count; i += step) {
+    const u = world.users[world.tweets.author(i)]!;
+    if (!u.protected && !u.suspended && !u.deleted) ids.push(world.tweets.idString(i));
+  }
+  return ids;
+}

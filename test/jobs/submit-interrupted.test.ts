@@ -9,17 +9,13 @@ import { planContext } from '../../src/jobs/harvester.ts';
 import type { HarvestQueues } from '../../src/jobs/queue.ts';
 import { submitJob } from '../../src/jobs/submit.ts';
 import { jobTweetIds, useHarness } from '../helpers/harness.ts';
+import { visibleTweetIds } from './ground-truth.ts';
 
 describe('a submit interrupted while its slices are queued', () => {
   const h = useHarness();
 
   it('has told the job id first; the job, found by reconcile, completes with every tweet', async () => {
-    const w = h.sim.world;
-    const ids: string[] = [];
-    for (let i = 0; i < w.tweets.count && ids.length < 450; i += 3) {
-      const u = w.users[w.tweets.author(i)]!;
-      if (!u.protected && !u.suspended && !u.deleted) ids.push(w.tweets.idString(i));
-    }
+    const ids = visibleTweetIds(h.sim.world, 450, 3);
     const told: string[] = [];
     let queued = 0;
     // The process dies (Ctrl-C) after two of the five slices were queued.

@@ -7,7 +7,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { InvalidResponseError } from '../../src/api-client/errors.ts';
 import { jobTweetIds, startHarness, type Harness } from '../helpers/harness.ts';
-import { expectedSearchIds } from '../jobs/ground-truth.ts';
+import { expectedSearchIds, visibleTweetIds } from '../jobs/ground-truth.ts';
 import { corruptingProxy, type CorruptContext, type CorruptingProxy } from './support.ts';
 
 const SEARCH = '/v3/search-tweets';
@@ -113,12 +113,7 @@ describe('malformed responses', () => {
   });
 
   it('hydrate counts a tweet returned but invalid as quarantined, not as missing', async () => {
-    const w = h.sim.world;
-    const ids: string[] = [];
-    for (let i = 0; i < w.tweets.count && ids.length < 3; i += 11) {
-      const u = w.users[w.tweets.author(i)]!;
-      if (!u.protected && !u.suspended && !u.deleted) ids.push(w.tweets.idString(i));
-    }
+    const ids = visibleTweetIds(h.sim.world, 3, 11);
     let spoiled = '';
     proxy.corrupt = (ctx) => {
       if (ctx.path !== '/v3/tweet-info-bulk') return undefined;
