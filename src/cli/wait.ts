@@ -4,7 +4,7 @@
  * shows the progress of a job workers elsewhere run. Exit codes: 0 completed, 1 failed, 3 paused
  * for quota, 4 cancelled, 5 paused, 130 interrupted.
  */
-import { Harvester } from '../jobs/harvester.ts';
+import { defaultConcurrency, Harvester } from '../jobs/harvester.ts';
 import type { Services } from '../jobs/services.ts';
 import { jobSnapshot, type JobSnapshot } from '../store/job-status.ts';
 import { onShutdownSignal } from './context.ts';
@@ -91,11 +91,11 @@ export function describeEnd(s: JobSnapshot): string {
 export async function waitForJob(
   services: Services,
   jobId: string,
-  options: { concurrency: number; stream?: NodeJS.WriteStream; follow?: boolean },
+  options: { concurrency?: number; stream?: NodeJS.WriteStream; follow?: boolean } = {},
 ): Promise<number> {
   const stream = options.stream ?? process.stderr;
   // Following, nothing here works the queue: the workers elsewhere do (keyless, no request).
-  const harvester = options.follow ? null : new Harvester(services, { concurrency: options.concurrency });
+  const harvester = options.follow ? null : new Harvester(services, { concurrency: options.concurrency ?? (await defaultConcurrency(services)) });
   let interrupted = false;
   let redisGone = false;
   let wake: () => void = () => undefined;

@@ -70,6 +70,17 @@ export async function planContext(services: Services): Promise<PlanContext> {
   };
 }
 
+/**
+ * Slices one process walks at once when the operator does not say (`harvest worker`, `--wait`,
+ * `harvest wait`): enough to keep every configured key busy at the latency seen lately, capped as
+ * a job's plan is (16 at one key and 600 ms; 151 at ten keys). A fixed 16 held three keys to ~26 of
+ * their 60 requests a second, and a cap of 64 ten keys to about half of theirs.
+ */
+export async function defaultConcurrency(services: Services): Promise<number> {
+  const ctx = await planContext(services);
+  return targetParallelism(ctx.pooledRate, ctx.latencyMs, parallelismCap(ctx.pooledRate));
+}
+
 export interface Periodic {
   /** No more ticks; settles when the one running (if any) has ended. */
   stop(): Promise<void>;

@@ -6,9 +6,7 @@
  */
 import type { Command } from 'commander';
 import { InputError } from '../../errors.ts';
-import { planContext } from '../../jobs/harvester.ts';
 import { ConversationsJobParams, estimateConversations, submitConversations } from '../../jobs/kinds/conversations.ts';
-import { targetParallelism } from '../../jobs/time-slices.ts';
 import type { Queryable } from '../../store/db.ts';
 import { jobExists } from '../../store/refresh.ts';
 import { capped, confirmSpend, terminalIo } from '../confirm.ts';
@@ -67,8 +65,7 @@ export function registerConversationsCommand(program: Command, state: CliState):
           console.error(queuedHint(submitted.jobId));
           return;
         }
-        const ctx = await planContext(services);
-        state.exitCode = await waitForJob(services, submitted.jobId, { concurrency: concurrency ?? targetParallelism(ctx.pooledRate, ctx.latencyMs) });
+        state.exitCode = await waitForJob(services, submitted.jobId, { concurrency });
       }, { keyless: o.estimate === true });
     });
 }

@@ -17,7 +17,6 @@ import { checkSearchJob, SearchJobParams } from '../../jobs/kinds/search.ts';
 import { planContext } from '../../jobs/harvester.ts';
 import type { JobKindName } from '../../jobs/registry.ts';
 import { submitJob } from '../../jobs/submit.ts';
-import { targetParallelism } from '../../jobs/time-slices.ts';
 import { claimWorkerPrefix } from '../../store/worker-prefixes.ts';
 import { capped, confirmSpend, terminalIo, type ExpectedSpend } from '../confirm.ts';
 import { cliRuntime, withServices, type CliState } from '../context.ts';
@@ -125,8 +124,7 @@ async function run(state: CliState, kind: JobKindName, params: unknown, common: 
       console.error(queuedHint(jobId));
       return;
     }
-    const concurrency = common.concurrency ?? targetParallelism(ctx.pooledRate, ctx.latencyMs);
-    state.exitCode = await waitForJob(services, jobId, { concurrency });
+    state.exitCode = await waitForJob(services, jobId, { concurrency: common.concurrency });
   });
 }
 

@@ -4,8 +4,7 @@ import { isLoopbackHost } from '../../config.ts';
 import { createDashboardHandler, type DashboardHandler } from '../../dashboard/server.ts';
 import { fromRedis } from '../../jobs/bounded-read.ts';
 import { controlJob } from '../../jobs/control.ts';
-import { Harvester, planContext } from '../../jobs/harvester.ts';
-import { targetParallelism } from '../../jobs/time-slices.ts';
+import { defaultConcurrency, Harvester } from '../../jobs/harvester.ts';
 import { HarvestMetrics, startMetricsServer, type MetricSources } from '../../jobs/metrics.ts';
 import type { Services } from '../../jobs/services.ts';
 import { jobCountsByStatus, oldestRunnableSliceAgeSeconds } from '../../store/metrics-queries.ts';
@@ -69,11 +68,11 @@ export function registerOperateCommands(program: Command, state: CliState): void
   program
     .command('worker')
     .description('run workers until SIGINT/SIGTERM, then stop gracefully')
-    .option('--concurrency <n>', 'backfill slices walked at once by this process', '16')
+    .option('--concurrency <n>', 'backfill slices walked at once by this process (default: rate × latency, 16 at one key)')
     .option('--metrics-port <n>', 'serve Prometheus metrics at /metrics on this port, and the dashboard at / on loopback (0: any free port)')
     .option('--metrics-host <host>', 'address the metrics server listens on', '127.0.0.1')
-    .action(async (o: { concurrency: string; metricsPort?: string; metricsHost: string }) => {
-      const concurrency = parseConcurrency(o.concurrency);
+    .action(async (o: { concurrency?: string; metricsPort?: string; metricsHost: string }) => {
+      const chosen = o.concurrency === undefined ? undefined : parseConcurrency(o.concurrency);
       const metricsPort = o.metricsPort === undefined ? undefined : parseNonNegativeInt(o.metricsPort, '--metrics-port', { max: 65535 });
       const runtime = cliRuntime(state);
       const metrics = metricsPort === undefined ? null : new HarvestMetrics({ logger: runtime.logger });
@@ -81,6 +80,7 @@ export function registerOperateCommands(program: Command, state: CliState): void
       await withServices(
         runtime,
         async (services) => {
+          const concurrency = chosen ?? (await defaultConcurrency(services));
           const harvester = new Harvester(services, {
             concurrency,
             ...(metrics ? { onPage: (p: Parameters<HarvestMetrics['observePage']>[0]) => metrics.observePage(p) } : {}),
@@ -188,8 +188,7 @@ export function registerOperateCommands(program: Command, state: CliState): void
         }
         // Working the queue here: refused for another prefix's database, as a worker's start is.
         if (!follow) await claimWorkerPrefix(services.pool, services.config.redisPrefix);
-        const ctx = await planContext(services);
-        state.exitCode = await waitForJob(services, jobId, { concurrency: concurrency ?? targetParallelism(ctx.pooledRate, ctx.latencyMs), follow });
+        state.exitCode = await waitForJob(services, jobId, { concurrency, follow });
       }, { keyless: follow });
     });
 

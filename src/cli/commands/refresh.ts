@@ -6,9 +6,7 @@
  */
 import type { Command } from 'commander';
 import { InputError } from '../../errors.ts';
-import { planContext } from '../../jobs/harvester.ts';
 import { estimateRefresh, RefreshJobParams, submitRefresh } from '../../jobs/kinds/refresh.ts';
-import { targetParallelism } from '../../jobs/time-slices.ts';
 import { createPool, type Queryable } from '../../store/db.ts';
 import { jobExists } from '../../store/refresh.ts';
 import { LIVE_JOB_STATUSES } from '../../store/states.ts';
@@ -147,9 +145,7 @@ async function run(state: CliState, args: ParsedRefresh, io: ConfirmIo): Promise
       console.error(queuedHint(jobId));
       return;
     }
-    const ctx = await planContext(services);
-    const concurrency = args.concurrency ?? targetParallelism(ctx.pooledRate, ctx.latencyMs);
-    state.exitCode = await waitForJob(services, jobId, { concurrency });
+    state.exitCode = await waitForJob(services, jobId, { concurrency: args.concurrency });
   });
 }
 
