@@ -1,9 +1,11 @@
 /**
  * pino everywhere. Secrets are removed by configuration: known key-bearing paths are redacted, and
- * every registered secret is scrubbed from every string of every line, so a key pasted into an
- * error message by a library still never reaches a log.
+ * every registered secret is scrubbed from every string of every line, whole or any run of it
+ * (secret-scrub.ts), so a key pasted into an error message by a library, or echoed truncated by
+ * the service, still never reaches a log.
  */
 import { pino, type Logger, type LoggerOptions } from 'pino';
+import { prepareSecrets, scrubSecretRuns, type PreparedSecrets } from './secret-scrub.ts';
 
 export type { Logger } from 'pino';
 
@@ -28,13 +30,10 @@ export interface CreateLoggerOptions {
   name?: string;
 }
 
-export function scrubSecrets(value: unknown, secrets: readonly string[], depth = 0): unknown {
-  if (secrets.length === 0 || depth > 8) return value;
-  if (typeof value === 'string') {
-    let out = value;
-    for (const secret of secrets) if (secret && out.includes(secret)) out = out.split(secret).join('[REDACTED]');
-    return out;
-  }
+/** `value` with every run of a secret in its strings (see `MIN_SCRUBBED_RUN`) replaced by `[REDACTED]`. */
+export function scrubSecrets(value: unknown, secrets: PreparedSecrets, depth = 0): unknown {
+  if (secrets.patterns.length === 0 || depth > 8) return value;
+  if (typeof value === 'string') return scrubSecretRuns(value, secrets, '[REDACTED]');
   if (Array.isArray(value)) return value.map((v) => scrubSecrets(v, secrets, depth + 1));
   if (value instanceof Error) {
     return {
@@ -53,7 +52,8 @@ export function scrubSecrets(value: unknown, secrets: readonly string[], depth =
 }
 
 export function createLogger(options: CreateLoggerOptions = {}): Logger {
-  const secrets = (options.secrets ?? []).filter((s) => s.length > 0);
+  // Prepared once: this runs on every string of every line.
+  const secrets = prepareSecrets(options.secrets ?? []);
   const pinoOptions: LoggerOptions = {
     level: options.level ?? 'info',
     redact: { paths: REDACT_PATHS, censor: '[REDACTED]' },

@@ -3,9 +3,10 @@
  * (STYLE: bullmq's error-steers-the-job). Data lives in readonly fields; messages are for people.
  *
  * No field or message ever holds the API key: keys are named by fingerprint, and a service message
- * that echoes the key back is scrubbed before it is stored (see `scrubKey`).
+ * that echoes the key back, whole or in part, is scrubbed before it is stored (see `scrubKey`).
  */
 import { AbortedError, AppError, ErrorCode, InputError, type ErrorCodeValue } from '../errors.ts';
+import { prepareSecrets, scrubSecretRuns } from '../secret-scrub.ts';
 
 export interface ApiErrorContext {
   /** Method and route, no query: `POST /v3/search-tweets`, `GET /v2/info/{user_handle}`. */
@@ -175,9 +176,12 @@ export class UnsendableRequestError extends InputError {
   }
 }
 
-/** Replaces every occurrence of the key (a service may echo it) with its fingerprint. */
+/**
+ * Replaces the key (a service may echo it) with its fingerprint, and so any part of it the
+ * service echoes truncated or masked: every run of `MIN_SCRUBBED_RUN` characters or more.
+ */
 export function scrubKey(text: string, key: string, fingerprint: string): string {
-  return key.length > 0 && text.includes(key) ? text.split(key).join(fingerprint) : text;
+  return scrubSecretRuns(text, prepareSecrets([key]), fingerprint);
 }
 
 /** The error for a non-2xx status. */

@@ -15,6 +15,7 @@ import {
 } from '../../src/api-client/errors.ts';
 import type { AttemptRecord } from '../../src/api-client/executor.ts';
 import { ConfigError, InputError } from '../../src/errors.ts';
+import { keyFingerprint } from '../../src/key-fingerprint.ts';
 import { allStrings, recordingGate, startRawServer, type RawServer } from './helpers.ts';
 import { tweetV3 } from './fixtures.ts';
 
@@ -127,6 +128,26 @@ describe('the key never leaks into an error', () => {
     for (const error of errors) {
       expect(error).toBeInstanceOf(ApiError);
       for (const text of allStrings(error)) expect(text).not.toContain(KEY);
+    }
+  });
+
+  it('scrubs a key the service echoes truncated, by its end or masked, leaving the rest of its message', async () => {
+    const echoes = [
+      [`invalid key ${KEY.slice(0, 12)}...`, 'invalid key FP...'],
+      [`key ending in ...${KEY.slice(-8)} refused`, 'key ending in ...FP refused'],
+      [`key ${KEY.slice(0, 10)}****${KEY.slice(14)} unknown`, 'key FP****FP unknown'],
+    ] as const;
+    for (const [said, kept] of echoes) {
+      reply = { status: 401, body: JSON.stringify({ message: said }) };
+      const error = await failure(client.info({ username: 'alice' }));
+      expect(error).toBeInstanceOf(AuthError);
+      const auth = error as AuthError;
+      expect(auth.serviceMessage).toBe(kept.replaceAll('FP', keyFingerprint(KEY)));
+      expect(auth.message).toContain(auth.serviceMessage);
+      // No 8 characters of the key in a row, in any field of the error.
+      for (const text of allStrings(error)) {
+        for (let at = 0; at + 8 <= KEY.length; at++) expect(text).not.toContain(KEY.slice(at, at + 8));
+      }
     }
   });
 });
