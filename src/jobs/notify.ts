@@ -1,17 +1,21 @@
 /**
  * Delivers the outbox (src/store/outbox.ts) to every HARVEST_NOTIFY_URL, at least once, and writes
- * `job.stalled` events. A loop of its own, apart from the slice runs: a webhook that is down or
- * slow only delays notifications, never a page. Each pass sends at most `batch` events per webhook,
- * one at a time, each POST bounded by `deadlineMs`; a failure waits `baseBackoffMs × 2^attempts`
- * (capped at `maxBackoffMs`) before the next try; after a day of failures an event is given up.
- * Several workers may run the loop: claims are leased in Postgres, so an event goes out once per
+ * `job.stalled` events. Loops of their own, apart from the slice runs: a webhook that is down or
+ * slow only delays notifications, never a page, and each webhook has its own loop, so it delays
+ * only its own. Each pass sends at most `batch` events to its webhook, one at a time, oldest first,
+ * each POST bounded by `deadlineMs`; a failure waits `baseBackoffMs × 2^attempts` (capped at
+ * `maxBackoffMs`) before the next try; after a day of failures an event is given up.
+ * Several workers may run the loops: claims are leased in Postgres, so an event goes out once per
  * webhook unless a POST's outcome is lost (then the receiver de-duplicates by the event's id).
+ * Order is not kept: workers send their batches side by side and a failed event is retried after
+ * later ones (see outbox.id's comment, migration 0023).
  */
 import { randomUUID } from 'node:crypto';
 import { postJson } from '../api-client/index.ts';
 import { fromRedis } from './bounded-read.ts';
 import type { NotifyTarget } from '../config.ts';
 import type { Logger } from '../logger.ts';
+import { sleep } from '../sleep.ts';
 import type { Pool, Queryable } from '../store/db.ts';
 import { stalledJobs } from '../store/job-status.ts';
 import { addEvent, claimDueEvents, EventType, markDelivered, markFailed, pruneEvents, releaseEvent, type EventBody } from '../store/outbox.ts';
@@ -22,7 +26,7 @@ export interface NotifyLoopOptions {
   targets: readonly NotifyTarget[];
   /** Jobs idle this long are announced as stalled (config HARVEST_STALLED_AFTER_MS). */
   stalledAfterMs: number;
-  /** Time between passes when nothing was due; default 1000 ms. */
+  /** Time between a webhook's passes when nothing was due; default 1000 ms. */
   pollMs?: number;
   /** Deadline of one POST, connect to end of body; default 5000 ms. */
   deadlineMs?: number;
@@ -96,7 +100,6 @@ export class NotifyLoop {
   readonly #o: Required<Omit<NotifyLoopOptions, 'pool' | 'logger' | 'targets' | 'rateWaits'>> & Pick<NotifyLoopOptions, 'pool' | 'logger' | 'targets' | 'rateWaits'>;
   readonly #abort = new AbortController();
   #running: Promise<void> | null = null;
-  #wake: (() => void) | null = null;
   #lastPrune = 0;
   #lastStalledCheck = 0;
 
@@ -112,9 +115,21 @@ export class NotifyLoop {
     };
   }
 
+  /**
+   * Starts one loop per webhook and one for the stalled check and the prune. Separate, so a webhook
+   * that hangs until each POST's deadline holds back its own events only: when the webhooks took
+   * turns in one pass, 100 events took 24 s to reach a healthy second webhook behind a hanging first.
+   */
   start(): void {
     if (this.#running) return;
-    this.#running = this.#loop();
+    const o = this.#o;
+    this.#running = Promise.all([
+      this.#repeat(async () => {
+        await this.#housekeep();
+        return false;
+      }),
+      ...o.targets.map((target) => this.#repeat(async () => (await this.#deliver(target)) >= o.batch)),
+    ]).then(() => undefined);
   }
 
   /**
@@ -131,37 +146,35 @@ export class NotifyLoop {
     clearTimeout(timer);
   }
 
-  /** Stops after the POST in flight (bounded by its deadline, aborted now). */
+  /** Stops after the POSTs in flight (bounded by their deadline, aborted now). */
   async stop(): Promise<void> {
     this.#abort.abort();
-    this.#wake?.();
     await this.#running;
     this.#running = null;
   }
 
-  async #loop(): Promise<void> {
+  /** Runs `pass` until stopped: again at once after a full batch, else after `pollMs`. */
+  async #repeat(pass: () => Promise<boolean>): Promise<void> {
     const signal = this.#abort.signal;
     while (!signal.aborted) {
       let busy = false;
       try {
-        busy = await this.runOnce();
+        busy = await pass();
       } catch (error) {
         this.#o.logger.warn({ err: error }, 'notification pass failed');
       }
-      if (signal.aborted) break;
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, busy ? 0 : this.#o.pollMs);
-        this.#wake = () => {
-          clearTimeout(t);
-          resolve();
-        };
-      });
-      this.#wake = null;
+      await sleep(busy ? 0 : this.#o.pollMs, signal).catch(() => undefined);
     }
   }
 
-  /** One pass: stalled check and prune when due, then each webhook's due events. True when a batch was full. */
+  /** One pass: stalled check and prune when due, then every webhook's due events at once. True when a batch was full. */
   async runOnce(): Promise<boolean> {
+    await this.#housekeep();
+    const sent = await Promise.all(this.#o.targets.map((target) => this.#deliver(target)));
+    return sent.some((n) => n >= this.#o.batch);
+  }
+
+  async #housekeep(): Promise<void> {
     const o = this.#o;
     const now = Date.now();
     if (o.targets.length > 0 && now - this.#lastStalledCheck >= o.stalledCheckMs) {
@@ -184,12 +197,6 @@ export class NotifyLoop {
       this.#lastPrune = now;
       await pruneEvents(o.pool);
     }
-    let full = false;
-    for (const target of o.targets) {
-      if (this.#abort.signal.aborted) break;
-      if ((await this.#deliver(target)) >= o.batch) full = true;
-    }
-    return full;
   }
 
   async #deliver(target: NotifyTarget): Promise<number> {

@@ -293,7 +293,9 @@ export async function activeSliceCount(db: Queryable, jobId: string): Promise<nu
 
 /**
  * Parks a job for quota and, in the same statement, announces it; at most one such event per job
- * an hour, since a job whose keys stay spent is resumed and parked again at every recheck.
+ * an hour, since a job whose keys stay spent is resumed and parked again at every recheck. The note
+ * can quote a service's message: the text goes in raw and the outbox's trigger escapes it for
+ * Slack (migration 0023), as it does for addEvent's.
  */
 export async function pauseJobForQuota(db: Queryable, jobId: string, note: string): Promise<void> {
   await db.query(

@@ -1,8 +1,10 @@
 /**
- * The notification outbox (migrations/0007_outbox.sql). Writers call `addEvent` with the
+ * The notification outbox (migrations/0007_outbox.sql, 0023). Writers call `addEvent` with the
  * transaction that makes the change the event announces, so an event exists exactly when its cause
  * committed; the worker's delivery loop (src/jobs/notify.ts) claims due events per webhook, POSTs
  * them and records the outcome here. Delivery is at least once: receivers de-duplicate by id.
+ * It is not in order: a worker tries a webhook's due events oldest first, but several workers send
+ * side by side and a failed event is retried after later ones went out (receivers order by `at`).
  */
 import { withTransaction, type Pool, type Queryable } from './db.ts';
 
@@ -20,7 +22,7 @@ export type EventType = (typeof EventType)[keyof typeof EventType];
 export interface NewEvent {
   type: EventType;
   jobId?: string | null;
-  /** Slack-compatible one-line summary. */
+  /** One-line summary, as it is: the outbox escapes it for Slack (migration 0023). */
   text: string;
   data: Record<string, unknown>;
   /** Once-only guard: a second event with the same key is dropped. */
@@ -33,20 +35,17 @@ export const EVENT_MAX_AGE_MS = 7 * 24 * 3_600_000;
 export const DELIVERY_GIVE_UP_MS = 24 * 3_600_000;
 
 /**
- * `text` as Slack reads it: `&`, `<` and `>` as entities, so what a tweet (anyone who mentions a
- * watched handle) or a service message says cannot become `<!channel>` or a link with a disguised
- * label in the channel. `data` keeps every value as it is.
+ * Records an event in the caller's transaction; returns false when its dedupe key was already used.
+ * `text` goes in raw: the outbox_slack_text trigger (migration 0023) writes `&`, `<` and `>` as
+ * entities on every insert, so what a tweet (anyone who mentions a watched handle) or a service
+ * message says cannot become `<!channel>` in the channel, whichever statement writes the event
+ * (pauseJobForQuota builds its own in SQL). `data` keeps every value as it is.
  */
-export function slackText(text: string): string {
-  return text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
-}
-
-/** Records an event in the caller's transaction; returns false when its dedupe key was already used. */
 export async function addEvent(db: Queryable, e: NewEvent): Promise<boolean> {
   const { rowCount } = await db.query(
     `INSERT INTO outbox (type, job_id, dedupe_key, payload) VALUES ($1, $2::bigint, $3, $4::jsonb)
      ON CONFLICT (dedupe_key) DO NOTHING`,
-    [e.type, e.jobId ?? null, e.dedupeKey ?? null, JSON.stringify({ text: slackText(e.text), data: e.data })],
+    [e.type, e.jobId ?? null, e.dedupeKey ?? null, JSON.stringify({ text: e.text, data: e.data })],
   );
   return (rowCount ?? 0) > 0;
 }
@@ -104,20 +103,29 @@ interface ClaimRow {
   attempts: number;
 }
 
+/** Advisory lock class of a webhook's claim (two-int keys: apart from the one-bigint keys elsewhere). */
+const CLAIM_LOCK_CLASS = 72_430_007;
+
 /**
  * Claims up to `limit` events due for one webhook (never sent to it, or failed and past their
  * backoff), oldest first, and leases them for `leaseMs` so another worker does not send them at the
- * same moment (SKIP LOCKED; the lease outlives the statement's row locks).
+ * same moment. One claim per webhook at a time, under a transaction-scoped advisory lock on it
+ * (call it outside a transaction: the lock lasts as long as the caller's): a claim that finds
+ * another claiming for the same webhook gets nothing and its loop tries again at its next pass.
+ * Not row locks on the events, which every webhook's claim shares: with SKIP LOCKED, claims for
+ * two webhooks at the same moment skipped each other's rows, and one webhook got nothing that pass
+ * (a `--wait` flush with two webhooks sent its job's end to one of them).
  */
 export async function claimDueEvents(db: Queryable, target: string, limit: number, leaseMs: number): Promise<ClaimedEvent[]> {
   const { rows } = await db.query<ClaimRow>(
-    `WITH due AS (
+    `WITH claim_lock AS MATERIALIZED (SELECT pg_try_advisory_xact_lock($5::int, hashtext($1)) AS held),
+     due AS (
        SELECT o.id FROM outbox o
          LEFT JOIN outbox_deliveries d ON d.outbox_id = o.id AND d.target = $1
-        WHERE o.created_at > now() - make_interval(secs => $4::float8 / 1000)
+        WHERE (SELECT held FROM claim_lock)
+          AND o.created_at > now() - make_interval(secs => $4::float8 / 1000)
           AND (d.outbox_id IS NULL OR (d.delivered_at IS NULL AND d.next_attempt_at <= now()))
-        ORDER BY o.id LIMIT $2
-        FOR UPDATE OF o SKIP LOCKED),
+        ORDER BY o.id LIMIT $2),
      claimed AS (
        INSERT INTO outbox_deliveries (outbox_id, target, next_attempt_at)
        SELECT id, $1, now() + make_interval(secs => $3::float8 / 1000) FROM due
@@ -128,7 +136,7 @@ export async function claimDueEvents(db: Queryable, target: string, limit: numbe
        RETURNING outbox_id, attempts)
      SELECT o.id::text, o.event_id::text, o.type, o.job_id::text, o.payload, o.created_at, c.attempts
        FROM claimed c JOIN outbox o ON o.id = c.outbox_id ORDER BY o.id`,
-    [target, limit, leaseMs, DELIVERY_GIVE_UP_MS],
+    [target, limit, leaseMs, DELIVERY_GIVE_UP_MS, CLAIM_LOCK_CLASS],
   );
   return rows.map((r) => ({
     outboxId: r.id,

@@ -1,5 +1,3 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseNotifyUrls } from '../../src/config.ts';
 import { NotifyLoop } from '../../src/jobs/notify.ts';
@@ -7,54 +5,11 @@ import { runWatchTick } from '../../src/jobs/watch.ts';
 import { silentLogger } from '../../src/logger.ts';
 import { failJob, finishSlice, pauseJobForQuota, rollUpJob } from '../../src/store/job-runtime.ts';
 import { createJob, createSlices } from '../../src/store/jobs.ts';
-import { addEvent, deliveryStates, EventType, recordKeyQuota, type EventBody } from '../../src/store/outbox.ts';
+import { addEvent, deliveryStates, EventType, recordKeyQuota } from '../../src/store/outbox.ts';
 import { finishWatchPass } from '../../src/store/watches.ts';
 import { runCli } from '../helpers/cli.ts';
 import { useHarness } from '../helpers/harness.ts';
-
-/** A webhook receiver on a fixed loopback port that can go down (port closed) and come back. */
-class Receiver {
-  readonly events: EventBody[] = [];
-  port = 0;
-  #server: Server | null = null;
-  /** Answer nothing (hold the request) instead of 200. */
-  hang = false;
-  /** Answer 422 to the events this picks (a receiver that refuses one payload). */
-  refuse: (e: EventBody) => boolean = () => false;
-
-  async up(): Promise<void> {
-    if (this.#server) return;
-    const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        if (this.hang) return;
-        const event = JSON.parse(Buffer.concat(chunks).toString('utf8')) as EventBody;
-        if (this.refuse(event)) {
-          res.writeHead(422).end('no');
-          return;
-        }
-        this.events.push(event);
-        res.writeHead(200).end('ok');
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(this.port, '127.0.0.1', resolve));
-    this.port = (server.address() as AddressInfo).port;
-    this.#server = server;
-  }
-
-  async down(): Promise<void> {
-    const server = this.#server;
-    this.#server = null;
-    if (!server) return;
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-  }
-
-  get url(): string {
-    return `http://127.0.0.1:${this.port}/hook?token=secret-part`;
-  }
-}
+import { Receiver } from '../helpers/webhook-receiver.ts';
 
 const waitFor = async (what: string, ok: () => Promise<boolean> | boolean, timeoutMs = 15_000) => {
   const deadline = Date.now() + timeoutMs;
