@@ -6,7 +6,9 @@
  * lets every in-flight page commit, then returns.
  */
 import { setMaxListeners } from 'node:events';
+import { ApiError } from '../api-client/errors.ts';
 import type { RequestPriority } from '../api-client/gate.ts';
+import { ErrorCode } from '../errors.ts';
 import type { PlanContext } from './kind.ts';
 import type { QuotaSyncResult } from './limiter/index.ts';
 import { QueueWorkers, type SliceTask, type TaskOutcome } from './queue.ts';
@@ -17,6 +19,7 @@ import { parallelismCap, targetParallelism } from './time-slices.ts';
 import { runWatchTick } from './watch.ts';
 import { recentLatencyMs } from '../store/job-status.ts';
 import { recordKeyQuota } from '../store/outbox.ts';
+import { recordKeyRefusedForQuota } from '../store/quota-events.ts';
 import { NotifyLoop } from './notify.ts';
 import { GroupCommitter } from '../store/group-commit.ts';
 import { claimWorkerPrefix, PREFIX_HEARTBEAT_MS, touchWorkerPrefix } from '../store/worker-prefixes.ts';
@@ -229,6 +232,15 @@ export class Harvester {
           s.logger.warn({ err: e }, 'recording the quota level failed'),
         );
       }
+      // A key that ran out since the last sync (30% left then, spent now) has its usage call
+      // refused (403/402) like its pages, so no answer ever shows it below 10%: the refusal is
+      // announced as the key spent, once per running out whichever worker meets it first.
+      const refusedWith = quotaRefusalStatus(r.error);
+      if (refusedWith !== null) {
+        await recordKeyRefusedForQuota(s.pool, { fingerprint: r.fingerprint, status: refusedWith }).catch((e: unknown) =>
+          s.logger.warn({ err: e }, 'recording the spent quota failed'),
+        );
+      }
     }
     return results;
   }
@@ -364,6 +376,14 @@ export class Harvester {
     }
     return false;
   }
+}
+
+/**
+ * The status of the service's quota refusal (403/402) of a usage call, or null for any other
+ * failure: a limiter refusal (the key disabled, say) is not the service saying the key is spent.
+ */
+function quotaRefusalStatus(error: unknown): number | null {
+  return error instanceof ApiError && error.code === ErrorCode.API_QUOTA_EXHAUSTED ? error.status : null;
 }
 
 /** How long a stop waits for a Redis that is unreachable before it closes without it. */

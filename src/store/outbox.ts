@@ -198,10 +198,13 @@ export async function deliveryStates(db: Queryable): Promise<DeliveryState[]> {
   return rows.map((r) => ({ eventId: r.event_id, type: r.type, target: r.target, attempts: r.attempts, deliveredAt: r.delivered_at, lastError: r.last_error }));
 }
 
-/** The quota levels announced: below 20% and below 10% of what the key had at its period's peak. */
+/** The quota levels announced: below 20% and below 10% of what the key had at its period's peak (then 0: nothing left). */
 export const QUOTA_LEVELS = [20, 10] as const;
 
 function levelOf(remaining: number, peak: number): number {
+  // Nothing left is level 0, as a 403 records it (quota-events.ts): announced as spent, never
+  // read as a refill above 10% that re-arms the running out.
+  if (remaining <= 0) return 0;
   const share = peak > 0 ? (remaining * 100) / peak : 0;
   let level = 100;
   for (const l of QUOTA_LEVELS) if (share < l) level = l;
@@ -258,7 +261,7 @@ async function recordKeyQuotaIn(
   if (level > row.notified_level) return { level, notified: false };
   await addEvent(db, {
     type: EventType.QUOTA_LOW,
-    text: `harvest: key ${q.fingerprint} is below ${level}% of its quota (${q.remaining} of ${peak} requests left${q.validUntil ? `, renews ${q.validUntil.toISOString()}` : ''})`,
+    text: `harvest: key ${q.fingerprint} ${level === 0 ? 'has run out of quota' : `is below ${level}% of its quota`} (${q.remaining} of ${peak} requests left${q.validUntil ? `, renews ${q.validUntil.toISOString()}` : ''})`,
     data: { key: q.fingerprint, level, remaining: q.remaining, peak, validUntil: q.validUntil?.toISOString() ?? null },
   });
   return { level, notified: true };
