@@ -84,6 +84,12 @@ export interface SliceHandler<P = unknown> {
    * recorded) only when the commit ends or loses the walk.
    */
   readonly fetchAhead?: boolean;
+  /**
+   * The walk cannot loop: each page's cursor carries what the page ruled out, so the walk ends by
+   * itself. The runner's guards against a service that pages for ever (three empty pages in a
+   * row, HARVEST_MAX_STALE_PAGES pages with nothing new) do not end it: its empty pages still move on.
+   */
+  readonly endsByItself?: boolean;
   /** Pure: stop, note or split after this page. `firstPage`: the walk's first page (no cursor). */
   afterPage?(params: P, page: FetchedPage, info: { firstPage: boolean }): PageVerdict;
   /**

@@ -167,7 +167,7 @@ export async function runSlice(sliceId: string, deps: SliceRunnerDeps): Promise<
       pageRequests = 0;
       const fetchedAt = performance.now();
       const verdict = handler.afterPage?.(params, page, { firstPage: cursor === null }) ?? {};
-      const plan = nextStepOf(slice, page, verdict, log);
+      const plan = nextStepOf(slice, page, verdict, log, handler);
       // Only while the walk goes on even if this page brings nothing new: one more stale page
       // would end it (maxStalePages), and a page fetched ahead then is a request spent for nothing.
       // And only while the slice is walking: a page committed onto a paused slice fetches nothing more.
@@ -297,7 +297,7 @@ interface NextStep {
   notes: string[];
 }
 
-function nextStepOf(slice: SliceForRun, page: FetchedPage, verdict: PageVerdict, log: Logger): NextStep {
+function nextStepOf(slice: SliceForRun, page: FetchedPage, verdict: PageVerdict, log: Logger, handler: SliceHandler<unknown>): NextStep {
   const notes: string[] = [];
   let next = page.nextCursor;
   const nextHash = next === null ? null : cursorHash(next);
@@ -308,7 +308,7 @@ function nextStepOf(slice: SliceForRun, page: FetchedPage, verdict: PageVerdict,
     endReason = SliceEndReason.REPEATED_CURSOR;
   }
   const emptyRun = page.itemCount === 0 ? slice.emptyPages + 1 : 0;
-  if (next !== null && emptyRun >= MAX_EMPTY_PAGES) {
+  if (next !== null && emptyRun >= MAX_EMPTY_PAGES && handler.endsByItself !== true) {
     notes.push(`${emptyRun} empty pages in a row; walk ended`);
     next = null;
     endReason = SliceEndReason.EMPTY_PAGES;
@@ -443,7 +443,7 @@ async function commitAndDecide(
   // A repair that walks a stopped listing again from its first page re-reads, by design, the
   // pages the stopped walk read: those do not count.
   const maxStale = deps.maxStalePages ?? DEFAULT_MAX_STALE_PAGES;
-  if (result.stalePages >= maxStale && after.pages >= (await pagesOfEarlierWalk(deps.pool, slice)) + maxStale) {
+  if (result.stalePages >= maxStale && handlerOf(slice).endsByItself !== true && after.pages >= (await pagesOfEarlierWalk(deps.pool, slice)) + maxStale) {
     await recordSliceEnd(deps.pool, slice.id, SliceEndReason.STALE_PAGES, lease);
     const note = `slice ${slice.id}: ${result.stalePages} ${result.stalePages === 1 ? 'page' : 'pages'} in a row brought no new id; walk ended`;
     await finishSlice(deps.pool, { sliceId: slice.id, jobId: slice.jobId, status: 'done', lease, note });

@@ -60,3 +60,45 @@ export async function conversationRoots(db: Queryable, sourceJobId: string): Pro
   );
   return rows.map((r) => r.id);
 }
+
+/**
+ * The roots whose replies the job walked to the end itself: a `comments` walk of the root and a
+ * `conversation_id:` search of it (as a `replies` or `conversations` job plans them, unbounded),
+ * each ended by the service (end_reason `end`). One pass over the job's slices, not one per root.
+ * A walk resumed by `audit --repair --resume` that ended `end` counts: the stopped walk it went on
+ * from read the pages before its cursor, in the same job.
+ */
+export async function rootsWalkedToEnd(db: Queryable, jobId: string): Promise<Set<string>> {
+  const { rows } = await db.query<{ id: string }>(
+    `SELECT w.root AS id
+       FROM (SELECT s.kind,
+                    CASE WHEN s.kind = 'comments' AND s.params = jsonb_build_object('tweetId', s.params->>'tweetId')
+                           THEN s.params->>'tweetId'
+                         WHEN s.kind = 'search' AND s.params->>'query' ~ '^conversation_id:[0-9]+$'
+                              AND s.params = jsonb_build_object('query', s.params->>'query', 'order', 'latest')
+                           THEN substr(s.params->>'query', length('conversation_id:') + 1)
+                    END AS root
+               FROM job_slices s
+              WHERE s.job_id = $1::bigint AND s.kind IN ('comments', 'search') AND s.status = 'done' AND s.end_reason = 'end') w
+      WHERE w.root IS NOT NULL
+      GROUP BY w.root
+     HAVING count(DISTINCT w.kind) = 2`,
+    [jobId],
+  );
+  return new Set(rows.map((r) => r.id));
+}
+
+/**
+ * The cursors of the other walks of `sliceId`'s kind in its job that stopped with one (a budget, a
+ * cancel, a failure): a repair that starts such a walk again from its first page reads what they
+ * already learnt from them (the conversation-parents walk: the ids not returned).
+ */
+export async function siblingWalkCursors(db: Queryable, sliceId: string): Promise<string[]> {
+  const { rows } = await db.query<{ cursor: string }>(
+    `SELECT o.cursor FROM job_slices s JOIN job_slices o ON o.job_id = s.job_id AND o.kind = s.kind AND o.id <> s.id
+      WHERE s.id = $1::bigint AND o.cursor IS NOT NULL
+      ORDER BY o.id`,
+    [sliceId],
+  );
+  return rows.map((r) => r.cursor);
+}

@@ -6,7 +6,7 @@
 import type { Pool, Queryable } from './db.ts';
 import { withTransaction } from './db.ts';
 import { insertSlices, type CreatedSlice, type NewSlice } from './jobs.ts';
-import { isLiveJobStatus, type JobStatus } from './states.ts';
+import { isLiveJobStatus, TERMINAL_JOB_STATUSES, type JobStatus } from './states.ts';
 
 export interface RefreshSelection {
   sourceJobId: string;
@@ -36,6 +36,15 @@ export async function hasRefreshTweets(db: Queryable, s: RefreshSelection): Prom
   return rows.length > 0;
 }
 
+/**
+ * Whether the job exists and has not ended (completed, failed, cancelled): a watch between passes,
+ * or paused, or a walk still running, may still store young tweets.
+ */
+export async function jobNotEnded(db: Queryable, jobId: string): Promise<boolean> {
+  const { rows } = await db.query('SELECT 1 FROM jobs WHERE id = $1::bigint AND status <> ALL ($2::text[])', [jobId, TERMINAL_JOB_STATUSES]);
+  return rows.length > 0;
+}
+
 /** Whether the job exists (a refresh of an unknown job is refused before anything is written). */
 export async function jobExists(db: Queryable, jobId: string): Promise<boolean> {
   const { rows } = await db.query('SELECT 1 FROM jobs WHERE id = $1::bigint', [jobId]);
@@ -47,9 +56,12 @@ export type RefreshPassOutcome =
   | { kind: 'pass'; slices: CreatedSlice[]; started: boolean }
   /** The job is no longer live or its watch is disabled: nothing to start. */
   | { kind: 'ended' }
-  /** No tweet is young enough any more: the watch was disabled and the job completed. */
+  /** No tweet is young enough any more, nor can come: the watch was disabled and the job completed. */
   | { kind: 'completed' }
-  /** Young tweets are left but none is old enough yet (--older-than): no pass this tick. */
+  /**
+   * Nothing to re-read this tick, but the refresh goes on (`youngLeft`): young tweets too recently
+   * stored for --older-than, or a source job still running that may bring some. No pass.
+   */
   | { kind: 'idle' };
 
 /**
@@ -61,7 +73,10 @@ export async function startRefreshPass(
   jobId: string,
   pass: {
     select(db: Queryable, jobParams: unknown): Promise<string[]>;
-    /** Whether tweets young enough are left, though `select` found none old enough yet: the refresh goes on. */
+    /**
+     * Whether the refresh goes on though `select` found nothing: young tweets are left that are not
+     * old enough yet, or the source job may still store some. False (or absent): the job completes.
+     */
     youngLeft?(db: Queryable, jobParams: unknown): Promise<boolean>;
     plan(ids: readonly string[]): NewSlice[];
     doneNote: string;

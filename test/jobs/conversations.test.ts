@@ -168,7 +168,7 @@ describe('conversations', () => {
     // missing one level up.
     await h.services.pool.query('UPDATE tweets SET reply_count = 45 WHERE id = $1::bigint', [t.root]);
     const e = await estimateConversations(h.services.pool, { sourceJobId: source });
-    expect(e).toEqual({ missingParents: 1, roots: 1, rootReplies: 45, requests: 1 + 2 * 3 });
+    expect(e).toEqual({ missingParents: 1, roots: 1, skippedRoots: 0, rootReplies: 45, requests: 1 + 2 * 3 });
   });
 
   it('a job its budget stopped continues with audit --repair, walking only what did not finish', { timeout: 90_000 }, async () => {

@@ -311,4 +311,52 @@ describe('harvest refresh', () => {
     expect(run.err).toMatch(/~120 requests \(a month: 120 passes, 1 requests a pass now/);
     await runCli(['cancel', watch], h.env);
   });
+
+  it('a scheduled refresh of a live watch that holds no young tweet yet waits for it, and ends only once the watch has ended', { timeout: 60_000 }, async () => {
+    const w = h.sim.world;
+    const [target, author] = w.users.filter((u) => visible(w, u.index)).slice(3, 5);
+    const deps = { pool: h.services.pool, queues: h.services.queues, budgets: h.services.gate };
+    // A mention watch, just created: its first pass has not run, it holds no tweet.
+    const watch = await h.submit({ kind: 'mentions', params: { handle: target!.username, everySeconds: 3600 } });
+    const run = await runCli(['refresh', watch, '--every', '6h', '--for', '2d', '--yes'], h.env);
+    expect(run.code, run.err).toBe(0);
+    const jobId = run.out.split('\n')[0]!;
+    expect((await jobSnapshot(h.services.pool, jobId))?.status).toBe('scheduled');
+    expect(await h.services.queues.hasWatchSchedule(jobId)).toBe(true);
+
+    // The watch's first pass brings young mentions: the refresh's next tick reads them.
+    h.sim.control.addTweets(Array.from({ length: 5 }, (_, i) => ({ authorHandle: author!.username, text: `@${target!.username} young ${i}` })));
+    expect((await h.runUntil(watch, { until: ['scheduled', 'failed'] })).status).toBe('scheduled');
+    const young = await jobTweetIds(h, watch);
+    expect(young.length).toBeGreaterThan(0);
+    expect(await runRefreshTick(jobId, deps)).not.toBeNull();
+    await h.services.pool.query(`UPDATE job_slices SET status = 'done' WHERE job_id = $1::bigint`, [jobId]);
+
+    // Three days on the watch has been quiet for --for, but it still runs: the refresh waits.
+    const later = () => new Date(Date.now() + 3 * 86_400_000);
+    expect(await runRefreshTick(jobId, deps, later)).toBeNull();
+    expect((await jobSnapshot(h.services.pool, jobId))?.status).not.toBe('completed');
+    expect(await h.services.queues.hasWatchSchedule(jobId)).toBe(true);
+
+    // The watch ended and nothing is young any more: the refresh completes.
+    expect((await runCli(['cancel', watch], h.env)).code).toBe(0);
+    expect(await runRefreshTick(jobId, deps, later)).toBeNull();
+    const snap = await jobSnapshot(h.services.pool, jobId);
+    expect(snap?.status).toBe('completed');
+    expect(snap?.note).toMatch(/young enough/);
+    expect(await h.services.queues.hasWatchSchedule(jobId)).toBe(false);
+  });
+
+  it('a refresh that ends at submit (nothing to re-read) says so, not "queued" with the worker hint', async () => {
+    const w = h.sim.world;
+    const author = w.users.find((u) => visible(w, u.index))!.username;
+    const recent = await h.submit({ kind: 'hydrate', params: { ids: await postTweets(h, [{ authorHandle: author, text: 'stored a moment ago' }]) } });
+    expect((await h.runUntil(recent)).status).toBe('completed');
+    const run = await runCli(['refresh', recent, '--older-than', '30d', '--wait'], h.env);
+    expect(run.code, run.err).toBe(0);
+    const jobId = run.out.split('\n')[0]!;
+    expect(run.err).toMatch(new RegExp(`^nothing to refresh: job ${jobId} completed \\(no tweet of the source job matched`));
+    expect(run.err).not.toMatch(/queued|harvest worker/);
+    expect((await jobSnapshot(h.services.pool, jobId))?.status).toBe('completed');
+  });
 });

@@ -29,7 +29,7 @@ describe('a walk that ends on an empty page', () => {
     await h.services.queues.enqueueSlice('backfill', { jobId, sliceId: sliceId! });
     const snap = await h.runUntil(jobId, { timeoutMs: 60_000 });
     expect(snap.status).toBe('completed');
-    expect(snap.note).toMatch(/no missing parent was returned/);
+    expect(snap.note).toMatch(/1 of 2 missing parents asked for were not returned \(deleted or protected\)/);
     expect(snap.note).not.toMatch(/outage/);
     const { rows } = await h.services.pool.query<{ pages: string; end_reason: string }>('SELECT pages::text, end_reason FROM job_slices WHERE job_id = $1', [jobId]);
     expect(rows).toEqual([{ pages: '2', end_reason: 'end' }]);

@@ -23,6 +23,12 @@ interface ConversationsOptions {
   concurrency?: string;
 }
 
+/** The roots left out because the source job walked their replies to the end ('' when none). */
+function skippedText(skipped: number, sourceJobId: string): string {
+  if (skipped === 0) return '';
+  return `; ${formatCount(skipped)} root${skipped === 1 ? '' : 's'} skipped (job ${sourceJobId} walked ${skipped === 1 ? 'its' : 'their'} replies to the end)`;
+}
+
 async function assertSourceJob(db: Queryable, jobId: string): Promise<void> {
   if (!(await jobExists(db, jobId))) throw new InputError(`<job-id>: there is no job ${jobId}; nothing was queued`);
 }
@@ -48,7 +54,8 @@ export function registerConversationsCommand(program: Command, state: CliState):
         const e = await estimateConversations(services.pool, params);
         const basis =
           `${formatCount(e.missingParents)} missing parents one level up, 100 a request; ` +
-          `${formatCount(e.roots)} roots with ${formatCount(e.rootReplies)} replies by their stored counts, two reply walks each, 20 a page`;
+          `${formatCount(e.roots)} roots with ${formatCount(e.rootReplies)} replies by their stored counts, two reply walks each, 20 a page` +
+          skippedText(e.skippedRoots, params.sourceJobId);
         if (o.estimate) {
           console.log(`requests   at least ${formatCount(e.requests)}${maxRequests === undefined ? '' : ` (--max-requests ${formatCount(maxRequests)} caps it)`}`);
           console.log(`basis      ${basis}`);
@@ -60,7 +67,10 @@ export function registerConversationsCommand(program: Command, state: CliState):
           { pool: services.pool, queues: services.queues, budgets: services.gate },
           { params, ...(maxRequests !== undefined ? { maxRequests } : {}), onCreated: (id) => console.log(id) },
         );
-        console.error(`job ${submitted.jobId}: conversations of job ${params.sourceJobId}, ${submitted.roots} roots in ${submitted.slices} slices queued`);
+        console.error(
+          `job ${submitted.jobId}: conversations of job ${params.sourceJobId}, ${submitted.roots} roots in ${submitted.slices} slices queued` +
+            skippedText(submitted.skippedRoots, params.sourceJobId),
+        );
         if (o.wait !== true) {
           console.error(queuedHint(submitted.jobId));
           return;

@@ -135,11 +135,16 @@ async function run(state: CliState, args: ParsedRefresh, io: ConfirmIo): Promise
       const spend = refreshSpend(args.params, firstPass, await isLiveWatch(services.pool, args.params.sourceJobId));
       await confirmSpend(capped(spend, args.maxRequests), { threshold: runtime.config.confirmAbove, yes: false, io });
     }
-    const { jobId, slices, tweets } = await submitRefresh(
+    const { jobId, slices, tweets, completed } = await submitRefresh(
       { pool: services.pool, queues: services.queues, budgets: services.gate },
       { params: args.params, ...(args.maxRequests !== undefined ? { maxRequests: args.maxRequests } : {}) },
     );
     console.log(jobId);
+    // Recorded, but ended already: no worker will run it, and --wait has nothing to wait for.
+    if (completed !== undefined) {
+      console.error(`nothing to refresh: job ${jobId} completed (${completed})`);
+      return;
+    }
     console.error(`job ${jobId}: refresh of job ${args.params.sourceJobId}, ${tweets} tweets in ${slices} slice${slices === 1 ? '' : 's'} queued`);
     if (!args.wait) {
       console.error(queuedHint(jobId));
@@ -156,7 +161,7 @@ export function registerRefreshCommand(program: Command, state: CliState): void 
     .argument('<job-id>', 'the job whose tweets to re-read')
     .option('--older-than <duration>', 'only tweets first stored at least this long ago (e.g. 24h)')
     .option('--every <interval>', 'keep refreshing every interval (e.g. 6h); needs --for')
-    .option('--for <duration>', 'with --every: the tweets posted within this span (e.g. 7d); ends when none is that young')
+    .option('--for <duration>', 'with --every: the tweets posted within this span (e.g. 7d); ends when none is that young and the job has ended')
     .option('--estimate', 'count the tweets and requests (one per 100 tweets); no request, enqueue nothing')
     .option('--max-requests <n>', 'request budget: the job never spends more')
     .option('--wait', 'work the job in this process until it ends, showing progress')

@@ -6,9 +6,11 @@
  *   (/v3/tweet-info-bulk). Before each page it asks Postgres which parents are still missing, so
  *   the parents a page stored lead the next page one level further up; it ends when none is
  *   missing. Ids asked for and not returned (deleted, protected) ride in the cursor, so they are
- *   never asked for twice;
+ *   never asked for twice, and a page of them, empty, still moves the walk on: it cannot loop,
+ *   so the runner's end after empty or stale pages does not apply (endsByItself);
  * - the replies of each root: the same two slices a `replies` job walks (`comments` and the
- *   `conversation_id:` search), the roots being the conversations of the job's tweets.
+ *   `conversation_id:` search), the roots being the conversations of the job's tweets, except
+ *   those the source job itself walked to the end (rootsWalkedToEnd): they would be bought again.
  *
  * Like a refresh, its slices come from Postgres (the source job's tweets), so it is created by
  * submitConversations rather than submitJob.
@@ -17,7 +19,7 @@ import { z } from 'zod';
 import { quarantineOf } from '../../api-client/index.ts';
 import type { Pool, Queryable } from '../../store/db.ts';
 import { withTransaction } from '../../store/db.ts';
-import { conversationRoots, rootReplyCounts, missingParents } from '../../store/conversations.ts';
+import { conversationRoots, missingParents, rootReplyCounts, rootsWalkedToEnd, siblingWalkCursors } from '../../store/conversations.ts';
 import { jobIdSchema } from '../../store/job-id.ts';
 import { createJob, insertSlices } from '../../store/jobs.ts';
 import type { FetchedPage, JobKind, SliceHandler, SliceSpec } from '../kind.ts';
@@ -37,32 +39,67 @@ export const conversationsJob: JobKind<ConversationsJobParams> = {
   },
 };
 
-/** The parents walk's cursor: pages walked, and ids asked for that the service did not return. */
-const ParentsCursor = z.object({ page: z.number().int().nonnegative(), gone: z.array(z.string().regex(/^\d+$/)) });
+/**
+ * The parents walk's cursor: pages walked, ids asked for that the service did not return, and how
+ * many ids the walk asked for and got back (its end note; absent from cursors written before).
+ */
+const count = z.number().int().nonnegative();
+const ParentsCursor = z.object({ page: count, gone: z.array(z.string().regex(/^\d+$/)), asked: count.default(0), got: count.default(0) });
 type ParentsCursor = z.infer<typeof ParentsCursor>;
 
-function readCursor(cursor: string | null): ParentsCursor {
-  return cursor === null ? { page: 0, gone: [] } : ParentsCursor.parse(JSON.parse(cursor));
+/**
+ * Where a walk starts: its cursor, or on a first page the ids the job's earlier parents walks found
+ * gone (a repair starts a stopped walk again from its first page unless --resume: the ids it asked
+ * for and did not get would be bought again).
+ */
+async function readCursor(cursor: string | null, db: Queryable, sliceId: string): Promise<ParentsCursor> {
+  if (cursor !== null) return ParentsCursor.parse(JSON.parse(cursor));
+  const gone = new Set<string>();
+  for (const raw of await siblingWalkCursors(db, sliceId)) {
+    let parsed;
+    try {
+      parsed = ParentsCursor.safeParse(JSON.parse(raw));
+    } catch {
+      continue;
+    }
+    if (parsed.success) for (const id of parsed.data.gone) gone.add(id);
+  }
+  return { page: 0, gone: [...gone], asked: 0, got: 0 };
+}
+
+/** The note a walk that asked for parents ends with when some were not returned; else undefined. */
+function goneNote(at: { asked: number; got: number }): string | undefined {
+  if (at.asked === 0 || at.got === at.asked) return undefined;
+  // Every batch answered empty: parents deleted or protected, or a service answering empty.
+  if (at.got === 0) return `none of the ${at.asked} missing parents asked for was returned (deleted or protected, or an outage that answers empty)`;
+  return `${at.asked - at.got} of ${at.asked} missing parents asked for were not returned (deleted or protected)`;
 }
 
 /** Pages made without a request (nothing was missing): empty, but not "none came back". */
 const unrequested = new WeakSet<FetchedPage>();
-const emptyPage = (): FetchedPage => {
+/** The note of a walk's last page, when it asked for parents that did not come back (goneNote). */
+const endNotes = new WeakMap<FetchedPage, string>();
+const emptyPage = (at: ParentsCursor): FetchedPage => {
   const page: FetchedPage = { endpoint: 'POST /v3/tweet-info-bulk', tweets: [], users: [], nextCursor: null, quarantined: [], itemCount: 0 };
   unrequested.add(page);
+  const note = goneNote(at);
+  if (note !== undefined) endNotes.set(page, note);
   return page;
 };
 
 export const conversationParentsSlice: SliceHandler<ConversationsJobParams> = {
   kind: 'conversation-parents',
   params: ConversationsJobParams,
+  // Every page moves on: what it asked for is stored or joins `gone`, so a run of deleted or
+  // protected parents (a suspended account's thread) does not end the walk before the rest.
+  endsByItself: true,
   async fetchPage(p, cursor, ctx) {
     if (!ctx.db) throw new Error('the conversation-parents walk reads Postgres: its SliceContext needs db');
-    const at = readCursor(cursor);
+    const at = await readCursor(cursor, ctx.db, ctx.sliceId);
     // One more than a batch: whether this level goes on past this page.
     const missing = await missingParents(ctx.db, p.sourceJobId, at.gone, BULK_SIZE + 1);
     // Nothing missing (another job stored them since the last page): the walk ends without a request.
-    if (missing.length === 0) return emptyPage();
+    if (missing.length === 0) return emptyPage(at);
     const batch = missing.slice(0, BULK_SIZE);
     const page = await ctx.client.tweetInfoBulk(batch, ctx.call);
     const returned = new Set(page.items.map((t) => t.id));
@@ -72,17 +109,23 @@ export const conversationParentsSlice: SliceHandler<ConversationsJobParams> = {
     // climbs the stored chain (missingParents), and ends without a request when nothing is missing.
     const goneSet = new Set(gone);
     const more = missing.length > BULK_SIZE || page.items.some((t) => t.inReplyToTweetId !== null && !returned.has(t.inReplyToTweetId) && !goneSet.has(t.inReplyToTweetId));
-    return {
+    const next: ParentsCursor = { page: at.page + 1, gone, asked: at.asked + batch.length, got: at.got + page.items.length };
+    const fetched: FetchedPage = {
       endpoint: 'POST /v3/tweet-info-bulk',
       tweets: page.items,
       users: [],
-      nextCursor: more ? JSON.stringify({ page: at.page + 1, gone } satisfies ParentsCursor) : null,
+      nextCursor: more ? JSON.stringify(next) : null,
       quarantined: quarantineOf(page),
       itemCount: page.items.length + page.quarantined.length,
     };
+    const note = more ? undefined : goneNote(next);
+    if (note !== undefined) endNotes.set(fetched, note);
+    return fetched;
   },
   afterPage(_p, page) {
-    return page.itemCount === 0 && !unrequested.has(page) ? { note: 'no missing parent was returned (deleted or protected)' } : {};
+    // Only the page that ends a walk has its notes kept: that one sums up the walk.
+    const note = endNotes.get(page) ?? (page.itemCount === 0 && !unrequested.has(page) ? 'no missing parent was returned (deleted or protected)' : undefined);
+    return note === undefined ? {} : { note };
   },
 };
 
@@ -100,7 +143,10 @@ export function planConversations(p: ConversationsJobParams, roots: readonly str
 export interface ConversationsEstimate {
   /** Parents missing one level up (each further level is known only once this one is fetched). */
   missingParents: number;
+  /** Roots whose replies the job walks. */
   roots: number;
+  /** Roots left out: the source job walked their replies to the end itself (rootsWalkedToEnd). */
+  skippedRoots: number;
   /** Direct replies the stored roots say they have (their reply_count), summed. */
   rootReplies: number;
   /**
@@ -120,7 +166,7 @@ const REPLY_PAGE = 20;
 export async function estimateConversations(db: Queryable, params: ConversationsJobParams): Promise<ConversationsEstimate> {
   const p = ConversationsJobParams.parse(params);
   const missing = await missingParents(db, p.sourceJobId, [], 1_000_000);
-  const roots = await conversationRoots(db, p.sourceJobId);
+  const { roots, skipped } = await rootsToWalk(db, p.sourceJobId);
   const replies = await rootReplyCounts(db, roots);
   let requests = Math.ceil(missing.length / BULK_SIZE);
   let rootReplies = 0;
@@ -129,7 +175,21 @@ export async function estimateConversations(db: Queryable, params: Conversations
     rootReplies += n;
     requests += 2 * Math.max(1, Math.ceil(n / REPLY_PAGE));
   }
-  return { missingParents: missing.length, roots: roots.length, rootReplies, requests };
+  return { missingParents: missing.length, roots: roots.length, skippedRoots: skipped, rootReplies, requests };
+}
+
+/**
+ * The roots whose replies the job walks: the source job's conversations, less those whose listing
+ * and search the source job itself walked to the end (a `replies` job, or a `conversations` job of
+ * the same tweets): walking them again buys the same pages, every tweet already the source job's.
+ * Another job's complete walk does not count: it read the conversation as it was then, and a
+ * conversation grows; nothing but a date would say whether it is recent enough.
+ */
+async function rootsToWalk(db: Queryable, sourceJobId: string): Promise<{ roots: string[]; skipped: number }> {
+  const all = await conversationRoots(db, sourceJobId);
+  const walked = await rootsWalkedToEnd(db, sourceJobId);
+  const roots = all.filter((id) => !walked.has(id));
+  return { roots, skipped: all.length - roots.length };
 }
 
 export interface ConversationsSubmitDeps {
@@ -145,20 +205,20 @@ export interface ConversationsSubmitDeps {
 export async function submitConversations(
   deps: ConversationsSubmitDeps,
   input: { params: unknown; maxRequests?: number; onCreated?: (jobId: string) => void },
-): Promise<{ jobId: string; slices: number; roots: number }> {
+): Promise<{ jobId: string; slices: number; roots: number; skippedRoots: number }> {
   const params = ConversationsJobParams.parse(input.params);
-  const { id, slices, roots } = await withTransaction(deps.pool, async (client) => {
-    const rootIds = await conversationRoots(client, params.sourceJobId);
+  const { id, slices, roots, skipped } = await withTransaction(deps.pool, async (client) => {
+    const { roots: rootIds, skipped } = await rootsToWalk(client, params.sourceJobId);
     const created = await createJob(client, {
       kind: conversationsJob.kind,
       params,
       priority: conversationsJob.priority,
       maxRequests: input.maxRequests ?? null,
     });
-    return { id: created, slices: await insertSlices(client, created, planConversations(params, rootIds)), roots: rootIds.length };
+    return { id: created, slices: await insertSlices(client, created, planConversations(params, rootIds)), roots: rootIds.length, skipped };
   });
   input.onCreated?.(id);
   if (input.maxRequests !== undefined) await deps.budgets.setBudget(id, input.maxRequests);
   for (const s of slices) await deps.queues.enqueueSlice(s.priority, { jobId: id, sliceId: s.id });
-  return { jobId: id, slices: slices.length, roots };
+  return { jobId: id, slices: slices.length, roots, skippedRoots: skipped };
 }

@@ -8,14 +8,15 @@
  * Its slices come from Postgres (the source job's tweets), not from its params alone, so a refresh
  * is created by submitRefresh rather than submitJob. With everySeconds/forSeconds it is a scheduled
  * refresh: a watch row and a BullMQ job scheduler, each tick a new pass over the tweets posted
- * within forSeconds, until none is that young (then the job completes).
+ * within forSeconds, until none is that young and the source job has ended (then the job
+ * completes: nothing restarts it, so a refresh of a live watch that is quiet for a while waits).
  */
 import { z } from 'zod';
 import type { Pool, Queryable } from '../../store/db.ts';
 import { withTransaction } from '../../store/db.ts';
 import { jobIdSchema } from '../../store/job-id.ts';
 import { createJob, insertSlices } from '../../store/jobs.ts';
-import { hasRefreshTweets, refreshTweetIds, startRefreshPass } from '../../store/refresh.ts';
+import { hasRefreshTweets, jobNotEnded, refreshTweetIds, startRefreshPass } from '../../store/refresh.ts';
 import { createWatch } from '../../store/watches.ts';
 import type { JobKind } from '../kind.ts';
 import type { HarvestQueues } from '../queue.ts';
@@ -49,11 +50,16 @@ export function selectionAt(p: RefreshJobParams, now: Date) {
 }
 
 /**
- * Whether a scheduled refresh still has tweets posted within --for, whatever --older-than says:
- * ones stored too recently are refreshed by a later pass, so they do not end the refresh.
+ * Whether a scheduled refresh with nothing to re-read now goes on (waits for a later pass) rather
+ * than completing. A completed refresh never restarts, so it waits while young tweets may still
+ * come: the source job has not ended (a live watch quiet for --for, or one that has stored nothing
+ * yet, brings young tweets on its next pass), or tweets posted within --for are left that were
+ * stored too recently for --older-than (a later pass refreshes them).
  */
 async function youngLeft(db: Queryable, p: RefreshJobParams, now: Date): Promise<boolean> {
-  if (p.forSeconds === undefined || p.olderThanSeconds === undefined) return false;
+  if (p.forSeconds === undefined) return false;
+  if (await jobNotEnded(db, p.sourceJobId)) return true;
+  if (p.olderThanSeconds === undefined) return false;
   return hasRefreshTweets(db, { sourceJobId: p.sourceJobId, createdAfter: new Date(now.getTime() - p.forSeconds * 1000) });
 }
 
@@ -93,6 +99,8 @@ export interface SubmittedRefresh {
   jobId: string;
   slices: number;
   tweets: number;
+  /** Set when the job completed at submit with nothing to re-read: why (its note). Nothing was queued. */
+  completed?: string;
 }
 
 const NOTHING_YOUNG = 'no tweet of the source job is young enough to refresh any more';
@@ -109,11 +117,12 @@ export async function submitRefresh(
   const params = RefreshJobParams.parse(input.params);
   const now = input.now ?? new Date();
   const scheduled = params.everySeconds !== undefined;
-  const { id, slices, tweets, waits } = await withTransaction(deps.pool, async (client) => {
+  const { id, slices, tweets, note } = await withTransaction(deps.pool, async (client) => {
     const ids = await refreshTweetIds(client, selectionAt(params, now));
-    // None old enough yet, but young ones left: the refresh waits for its first pass.
+    // Nothing to re-read yet, but some may come (youngLeft): the refresh waits for its first pass.
     const waits = ids.length === 0 && scheduled && (await youngLeft(client, params, now));
     const empty = ids.length === 0 && !waits;
+    const note = !empty ? undefined : scheduled ? NOTHING_YOUNG : 'no tweet of the source job matched; nothing to refresh';
     const created = await createJob(client, {
       kind: refreshJob.kind,
       params,
@@ -121,11 +130,8 @@ export async function submitRefresh(
       maxRequests: input.maxRequests ?? null,
       ...(empty ? { status: 'completed' } : waits ? { status: 'scheduled' } : {}),
     });
-    if (empty) {
-      await client.query(`UPDATE jobs SET note = $2, finished_at = now() WHERE id = $1::bigint`, [
-        created,
-        scheduled ? NOTHING_YOUNG : 'no tweet of the source job matched; nothing to refresh',
-      ]);
+    if (note !== undefined) {
+      await client.query(`UPDATE jobs SET note = $2, finished_at = now() WHERE id = $1::bigint`, [created, note]);
     } else if (scheduled) {
       await createWatch(client, {
         jobId: created,
@@ -136,9 +142,9 @@ export async function submitRefresh(
       });
       if (!waits) await client.query('UPDATE watches SET passes = 1, last_pass_started_at = now() WHERE job_id = $1::bigint', [created]);
     }
-    return { id: created, slices: await insertSlices(client, created, planRefresh(ids)), tweets: ids.length, waits };
+    return { id: created, slices: await insertSlices(client, created, planRefresh(ids)), tweets: ids.length, note };
   });
-  if (slices.length === 0 && !waits) return { jobId: id, slices: 0, tweets };
+  if (note !== undefined) return { jobId: id, slices: 0, tweets, completed: note };
   if (input.maxRequests !== undefined) await deps.budgets.setBudget(id, input.maxRequests);
   for (const s of slices) await deps.queues.enqueueSlice(s.priority, { jobId: id, sliceId: s.id });
   // The first pass is queued above: the scheduler's first tick is the second pass, due an interval
@@ -150,7 +156,8 @@ export async function submitRefresh(
 
 /**
  * A scheduled refresh's tick: the next pass over the tweets still young enough, unless one is
- * running; none young enough completes the job and removes its scheduler. Returns undefined when
+ * running; none young enough, and none can come (youngLeft), completes the job and removes its
+ * scheduler. Returns undefined when
  * `jobId` is not a refresh job (the caller's own watch tick handles it), else the first slice
  * queued (or null).
  */
