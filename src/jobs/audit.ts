@@ -5,13 +5,16 @@
  * The job's range minus the union of what its slices covered is what is missing, each piece
  * with the reason of the walk that stopped above it. `repairJob` queues slices for exactly those
  * pieces. Other walks (a timeline, a list) have no range: a walk that stopped early is listed
- * whole and repaired by walking it again (a later walk of it to the end makes up for it). Watch
+ * whole and repaired by walking it again (a later walk of it to the end makes up for it). A walk
+ * the service answered 404 (its target deleted, protected or suspended) ended: nothing is left to
+ * read, so it is listed apart and neither keeps the job incomplete nor is bought again. Watch
  * passes are left out: a watch's next pass reads its own gaps (watches.gaps).
  */
 import { DAY_MS, loadAuditInput, reopenJobForRepair, type AuditInput, type AuditSliceRow } from '../store/audit.ts';
 import type { Pool } from '../store/db.ts';
 import type { NewSlice } from '../store/jobs.ts';
 import { compareIds } from '../store/page-rows.ts';
+import { InputError } from '../errors.ts';
 import { isCompleteEnd, SliceEndReason } from '../store/slice-ends.ts';
 import type { HarvestQueues } from './queue.ts';
 
@@ -38,9 +41,16 @@ export interface UnfinishedWalk {
 /**
  * Stops whose cursor a repair may go on from: the walk was cut short by something outside the
  * listing (a budget, --max-tweets, a failure, a cancel). Not a repeated cursor, empty or stale
- * pages (the cursor itself is suspect) nor a missing target.
+ * pages (the cursor itself is suspect). A missing target (404) is not repaired at all.
  */
 const RESUMABLE = new Set(['budget', 'max-tweets', 'failed', 'cancelled']);
+
+/** A walk whose target the service answered 404 for (deleted, protected, suspended). */
+export interface MissingTarget {
+  sliceId: string;
+  kind: string;
+  params: Record<string, unknown>;
+}
 
 /** A walk the service ended at once with nothing (a quiet range, or an outage answering empty). */
 export interface EmptyWalk {
@@ -56,8 +66,16 @@ export interface EmptyWalk {
 export interface AuditDay {
   day: string;
   tweets: number;
-  pages: number;
-  /** Why parts of the day were not walked to the end of results; empty when complete. */
+  /**
+   * Pages of the ranged walks over the day; null when none covers it (a timeline, a list, a
+   * conversation: such a walk is judged whole, so neither its pages per day nor "walked to the end"
+   * can be told for a day).
+   */
+  pages: number | null;
+  /**
+   * Why parts of the day were not walked to the end of results; empty when complete (or, pages
+   * null, when nothing says: the day lies above where any stopped walk without a range got to).
+   */
   stopped: string[];
 }
 
@@ -75,6 +93,8 @@ export interface AuditReport {
    * listing only: one read again and still empty is listed once.
    */
   answeredEmpty: EmptyWalk[];
+  /** Walks whose target is gone (404): ended, nothing to read; the latest run of each only. */
+  missing: MissingTarget[];
   complete: boolean;
 }
 
@@ -97,8 +117,9 @@ function reasonOf(s: AuditSliceRow): string | null {
   if (s.status === 'pending' || s.status === 'running') return 'still walking';
   if (s.status === 'failed') return 'failed';
   if (s.status === 'cancelled') return 'cancelled';
-  // A slice done without a recorded reason predates migration 0006: it ended as it should.
-  if (s.endReason === null || isCompleteEnd(s.endReason)) return null;
+  // A slice done without a recorded reason predates migration 0006: it ended as it should. A 404
+  // ended it too: reading again buys the same 404 (the target is listed under `missing`).
+  if (s.endReason === null || isCompleteEnd(s.endReason) || s.endReason === SliceEndReason.NOT_FOUND) return null;
   return s.endReason;
 }
 
@@ -180,20 +201,22 @@ export function auditFromInput(input: AuditInput): AuditReport {
   }
   // A walk without a range is judged by its latest run: a repair read to the end makes up for the
   // runs stopped before it, and a walk stopped again is listed (and queued by a repair) once.
-  const unfinished: UnfinishedWalk[] = latestWalks(input.slices, (s) => !isRanged(s))
-    .filter((s) => reasonOf(s) !== null)
-    .map((s) => {
-      const reason = reasonOf(s)!;
-      return { sliceId: s.id, kind: s.kind, reason, params: s.params, resumeCursor: RESUMABLE.has(reason) ? (s.cursor ?? null) : null };
-    });
+  const stoppedWalks = latestWalks(input.slices, (s) => !isRanged(s)).filter((s) => reasonOf(s) !== null);
+  const unfinished: UnfinishedWalk[] = stoppedWalks.map((s) => {
+    const reason = reasonOf(s)!;
+    return { sliceId: s.id, kind: s.kind, reason, params: s.params, resumeCursor: RESUMABLE.has(reason) ? (s.cursor ?? null) : null };
+  });
   return {
     jobId: input.job.id,
     kind: input.job.kind,
     status: input.job.status,
-    days: auditDays(input, ranged, uncovered),
+    days: auditDays(input, ranged, uncovered, stoppedWalks),
     uncovered,
     unfinished,
     answeredEmpty: answeredEmpty(input.slices),
+    missing: latestWalks(input.slices, () => true)
+      .filter((s) => s.status === 'done' && s.endReason === SliceEndReason.NOT_FOUND)
+      .map((s) => ({ sliceId: s.id, kind: s.kind, params: s.params })),
     complete: uncovered.length === 0 && unfinished.length === 0,
   };
 }
@@ -227,7 +250,8 @@ function latestWalks(slices: readonly AuditSliceRow[], include: (s: AuditSliceRo
 
 function answeredEmpty(slices: readonly AuditSliceRow[]): EmptyWalk[] {
   return latestWalks(slices, (s) => s.status === 'done')
-    .filter((s) => s.items === 0 && s.endReason === SliceEndReason.END)
+    // A walk that sent no request (a parents walk with nothing missing) was not answered at all.
+    .filter((s) => s.items === 0 && s.endReason === SliceEndReason.END && s.requests !== 0)
     .map((s) => {
       const params = rewalkParams(s);
       return {
@@ -240,8 +264,13 @@ function answeredEmpty(slices: readonly AuditSliceRow[]): EmptyWalk[] {
     });
 }
 
-/** Per UTC day of the job's range: tweets stored, pages (a walk's pages spread over the days it covered), stops. */
-function auditDays(input: AuditInput, ranged: AuditSliceRow[], uncovered: UncoveredRange[]): AuditDay[] {
+/**
+ * Per UTC day of the job's range: tweets stored, pages (a walk's pages spread over the days it
+ * covered), stops. A day no ranged walk covers gets its stops from the walks without a range that
+ * stopped early: such a walk did not read the day of its oldest tweet, nor any day below it, to
+ * the end (what it read above it depends on its order, so nothing is claimed there).
+ */
+function auditDays(input: AuditInput, ranged: AuditSliceRow[], uncovered: UncoveredRange[], stoppedWalks: AuditSliceRow[]): AuditDay[] {
   const storedDays = [...input.tweetsPerDay.keys()];
   const bounds = ranged.map(nominal);
   const finiteLows = bounds.map((b) => b.lo).filter(Number.isFinite);
@@ -261,13 +290,15 @@ function auditDays(input: AuditInput, ranged: AuditSliceRow[], uncovered: Uncove
   }
   const days: AuditDay[] = [];
   for (let d = firstDay; d <= lastDay; d++) {
-    const stopped = uncovered
-      .filter((u) => (u.sinceMs ?? -Infinity) < (d + 1) * DAY_MS && u.untilMs > d * DAY_MS)
-      .map((u) => `${u.reason} (slice ${u.sliceId})`);
+    const overlaps = (lo: number, hi: number): boolean => lo < (d + 1) * DAY_MS && hi > d * DAY_MS;
+    const stopped = [
+      ...uncovered.filter((u) => overlaps(u.sinceMs ?? -Infinity, u.untilMs)),
+      ...stoppedWalks.filter((s) => s.oldestMs !== null && s.oldestMs >= d * DAY_MS).map((s) => ({ reason: reasonOf(s)!, sliceId: s.id })),
+    ].map((u) => `${u.reason} (slice ${u.sliceId})`);
     days.push({
       day: new Date(d * DAY_MS).toISOString().slice(0, 10),
       tweets: input.tweetsPerDay.get(d) ?? 0,
-      pages: Math.round(pages.get(d) ?? 0),
+      pages: bounds.some((b) => overlaps(b.lo, b.hi)) ? Math.round(pages.get(d) ?? 0) : null,
       stopped: [...new Set(stopped)],
     });
   }
@@ -312,7 +343,8 @@ const isClaimed = (s: AuditSliceRow): boolean => s.status === 'pending' || s.sta
 /**
  * What a repair queues now: the audit's uncovered ranges minus the whole range of every slice
  * still pending or running (a repair slice no worker took yet covers nothing, but it will), and
- * the unfinished walks no pending or running slice walks again.
+ * the unfinished walks no pending or running slice walks again; so too the rechecks of walks
+ * answered empty (a second `--recheck-empty` before a worker ran the first bought each twice).
  */
 export function repairPlanSlices(input: AuditInput, options: RepairOptions = {}): NewSlice[] {
   const report = auditFromInput(input);
@@ -336,7 +368,17 @@ export function repairPlanSlices(input: AuditInput, options: RepairOptions = {})
       })),
     );
   const unfinished = report.unfinished.filter((w) => !walking.has(`${w.kind}:${JSON.stringify(w.params)}`));
-  return repairSlices({ ...report, uncovered, unfinished }, options);
+  const answeredEmpty = report.answeredEmpty.flatMap((w): EmptyWalk[] => {
+    if (w.untilMs === null) return walking.has(`${w.kind}:${JSON.stringify(w.params)}`) ? [] : [w];
+    const base = withoutBounds(w.params);
+    return subtract([{ lo: w.sinceMs ?? -Infinity, hi: w.untilMs }], union(claimed.get(`${w.kind}:${JSON.stringify(base)}`) ?? [])).map((m) => ({
+      ...w,
+      params: { ...base, ...(Number.isFinite(m.lo) ? { sinceMs: m.lo } : {}), untilMs: m.hi },
+      sinceMs: Number.isFinite(m.lo) ? m.lo : null,
+      untilMs: m.hi,
+    }));
+  });
+  return repairSlices({ ...report, uncovered, unfinished, answeredEmpty }, options);
 }
 
 export interface RepairDeps {
@@ -348,8 +390,11 @@ export interface RepairDeps {
 /**
  * Queues slices for exactly what is missing now (not what is still walking or already queued by
  * an earlier repair), computed from a fresh read under the job's lock, and makes the job
- * runnable again. A job with a request budget gets `maxRequests` more, or its original budget
- * again. Returns the queued slices' ids.
+ * runnable again (a cancelled one too, but not a cancelled watch: that would run it again). The
+ * repair gets `maxRequests` requests when given, whether or not the job had a budget; else a job
+ * with one gets its original budget again. A job its --max-tweets stopped counts that stop anew
+ * from the tweets it holds (reopenJobForRepair), so the repair is not stopped after one page.
+ * Returns the queued slices' ids.
  */
 export async function repairJob(
   deps: RepairDeps,
@@ -357,10 +402,17 @@ export async function repairJob(
   options: { maxRequests?: number } & RepairOptions = {},
 ): Promise<string[]> {
   const done = await reopenJobForRepair(deps.pool, report.jobId, (input) => {
+    if (input.job.status === 'cancelled' && input.job.watch === true) {
+      throw new InputError(`job ${input.job.id} is a cancelled watch: a repair would run it again; nothing was queued (submit the watch anew)`);
+    }
+    const audit = auditFromInput(input);
     const slices = repairPlanSlices(input, options);
     return {
       slices,
-      budget: input.job.maxRequests === null ? null : (options.maxRequests ?? input.job.runBudget ?? input.job.maxRequests),
+      // An explicit --max-requests always holds: dropped for a job without a budget of its own, a
+      // repair asked for 3 requests spent 27.
+      budget: options.maxRequests ?? (input.job.maxRequests === null ? null : (input.job.runBudget ?? input.job.maxRequests)),
+      raiseMaxTweets: [...audit.uncovered, ...audit.unfinished].some((w) => w.reason === SliceEndReason.MAX_TWEETS),
       note: `repair: ${slices.length} slice(s) queued by harvest audit --repair`,
     };
   });

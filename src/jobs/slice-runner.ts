@@ -23,6 +23,7 @@ import type { Pool } from '../store/db.ts';
 import { isLiveJobStatus, JobStatus, SliceStatus } from '../store/states.ts';
 import { sleep } from '../sleep.ts';
 import { recordSliceEnd, SliceEndReason } from '../store/slice-ends.ts';
+import { maxTweetsBase } from '../store/audit.ts';
 import {
   endJob,
   failJob,
@@ -452,8 +453,12 @@ async function commitAndDecide(
   }
 
   const kind = jobKindOf(slice);
+  const jobParams = kind.params.parse(slice.job.params);
   // The job's count as this commit left it (other slices' pages included).
-  const jobStop = kind.stopAt?.(kind.params.parse(slice.job.params), { tweets: after.jobTweets }) ?? null;
+  let jobStop = kind.stopAt?.(jobParams, { tweets: after.jobTweets }) ?? null;
+  // An audit --repair of a job its --max-tweets stopped counts the stop from the tweets it held
+  // then (jobs.max_tweets_base; each repair stopped after a page before): read only once past it.
+  if (jobStop !== null) jobStop = kind.stopAt?.(jobParams, { tweets: after.jobTweets - (await maxTweetsBase(deps.pool, slice.jobId)) }) ?? null;
   if (jobStop !== null) {
     // With a page fetched ahead (sent, paid), this walk's slice keeps walking until that page has
     // landed: the runner commits it, this check comes again, and the slice ends then (the job

@@ -20,6 +20,8 @@ export interface AuditSliceRow {
   pages: number;
   /** Items its pages carried (0: the service answered it empty). */
   items: number;
+  /** Requests committed with its pages (0: it ended without asking, e.g. nothing was missing); absent: not read. */
+  requests?: number;
   /** Creation time of the oldest tweet the walk reached (ids encode it), or null. */
   oldestMs: number | null;
   /** Where the walk would go on (its next cursor), or null (it ended, or read no page). */
@@ -36,6 +38,8 @@ export interface AuditInput {
     /** The budget the job was asked with: what a repair gives it again (max_requests grows with each repair). */
     runBudget: number | null;
     requestsSpent: number;
+    /** It is a scheduled watch (--every): a cancelled one stays cancelled, a repair must not run it again. Absent: not read. */
+    watch?: boolean;
   };
   slices: AuditSliceRow[];
   /** Stored tweets of the job per UTC day (day = floor(ms / DAY_MS)), by creation time. */
@@ -51,8 +55,11 @@ export async function loadAuditInput(db: Queryable, jobId: string): Promise<Audi
     max_requests: string | null;
     run_budget: string | null;
     requests_spent: string;
+    watch: boolean;
   }>(
-    `SELECT id::text, kind, status, params, max_requests::text, run_budget::text, requests_spent::text FROM jobs WHERE id = $1::bigint`,
+    `SELECT id::text, kind, status, params, max_requests::text, run_budget::text, requests_spent::text,
+            EXISTS (SELECT 1 FROM watches w WHERE w.job_id = jobs.id AND w.every_seconds IS NOT NULL) AS watch
+       FROM jobs WHERE id = $1::bigint`,
     [jobId],
   );
   const j = jobs[0];
@@ -65,10 +72,11 @@ export async function loadAuditInput(db: Queryable, jobId: string): Promise<Audi
     end_reason: string | null;
     pages: string;
     items: string;
+    requests: string;
     oldest_ms: string | null;
     cursor: string | null;
   }>(
-    `SELECT id::text, kind, params, status, end_reason, pages::text, items::text, cursor,
+    `SELECT id::text, kind, params, status, end_reason, pages::text, items::text, requests::text, cursor,
             ((oldest_tweet_id >> 22) + ${TWITTER_EPOCH_MS})::text AS oldest_ms
        FROM job_slices WHERE job_id = $1::bigint ORDER BY id`,
     [jobId],
@@ -87,6 +95,7 @@ export async function loadAuditInput(db: Queryable, jobId: string): Promise<Audi
       maxRequests: j.max_requests === null ? null : Number(j.max_requests),
       runBudget: j.run_budget === null ? null : Number(j.run_budget),
       requestsSpent: Number(j.requests_spent),
+      watch: j.watch,
     },
     slices: slices.map((s) => ({
       id: s.id,
@@ -96,6 +105,7 @@ export async function loadAuditInput(db: Queryable, jobId: string): Promise<Audi
       endReason: s.end_reason,
       pages: Number(s.pages),
       items: Number(s.items),
+      requests: Number(s.requests),
       oldestMs: s.oldest_ms === null ? null : Number(s.oldest_ms),
       cursor: s.cursor,
     })),
@@ -105,17 +115,23 @@ export async function loadAuditInput(db: Queryable, jobId: string): Promise<Audi
 
 export interface RepairPlan {
   slices: NewSlice[];
-  /** Requests the repair may spend (null: the job has no budget). */
+  /** Requests the repair may spend (null: no budget, the job had none and none was asked). */
   budget: number | null;
+  /**
+   * Walks of the job stopped at its --max-tweets: the stop counts anew from the tweets the job
+   * holds now (jobs.max_tweets_base), so the repair may store another --max-tweets.
+   */
+  raiseMaxTweets?: boolean;
   note: string;
 }
 
 /**
  * Under the job's row lock, reads the job again and asks `plan` what to queue, so two repairs at
  * once (or one after another before any worker ran) see each other's slices; queues them and
- * makes the job runnable again. A job with a request budget gets `budget` more requests (its
- * max_requests becomes what it spent plus that). Returns the new slices (each with its priority)
- * and the budget, or null when the job is gone or `plan` found nothing to queue.
+ * makes the job runnable again (completed, failed or cancelled: queued). With a `budget` the job
+ * gets that many more requests (its max_requests becomes what it spent plus that; a job that had
+ * none keeps it as its run_budget, what a later repair gives again). Returns the new slices (each
+ * with its priority) and the budget, or null when the job is gone or `plan` found nothing to queue.
  */
 export async function reopenJobForRepair(
   pool: Pool,
@@ -130,15 +146,26 @@ export async function reopenJobForRepair(
     const slices = await insertSlices(client, jobId, p.slices);
     await client.query(
       `UPDATE jobs SET
-              status = CASE WHEN status IN ('completed', 'failed') THEN 'queued' ELSE status END,
-              finished_at = CASE WHEN status IN ('completed', 'failed') THEN NULL ELSE finished_at END,
+              status = CASE WHEN status IN ('completed', 'failed', 'cancelled') THEN 'queued' ELSE status END,
+              finished_at = CASE WHEN status IN ('completed', 'failed', 'cancelled') THEN NULL ELSE finished_at END,
               error_code = NULL, error_message = NULL,
-              max_requests = CASE WHEN max_requests IS NULL OR $2::bigint IS NULL THEN max_requests ELSE requests_spent + $2::bigint END,
+              max_requests = CASE WHEN $2::bigint IS NULL THEN max_requests ELSE requests_spent + $2::bigint END,
+              run_budget = coalesce(run_budget, $2::bigint),
+              max_tweets_base = CASE WHEN $4::boolean THEN tweets ELSE max_tweets_base END,
               note = right(CASE WHEN note IS NULL OR note = '' THEN $3 ELSE note || '; ' || $3 END, 2000),
               updated_at = now()
         WHERE id = $1::bigint`,
-      [jobId, p.budget, p.note],
+      [jobId, p.budget, p.note, p.raiseMaxTweets === true],
     );
     return { slices, budget: p.budget };
   });
+}
+
+/**
+ * The tweets an `audit --repair` took as the base of the job's --max-tweets (0: never raised): the
+ * stop counts the job's tweets above it. Read only once the job's whole count reaches the stop.
+ */
+export async function maxTweetsBase(db: Queryable, jobId: string): Promise<number> {
+  const { rows } = await db.query<{ base: string }>('SELECT max_tweets_base::text AS base FROM jobs WHERE id = $1::bigint', [jobId]);
+  return Number(rows[0]?.base ?? 0);
 }

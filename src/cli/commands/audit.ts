@@ -23,7 +23,9 @@ function printReport(r: AuditReport): void {
   if (r.days.length > 0) {
     const rows = [['day', 'tweets', 'pages', 'walked']];
     for (const d of r.days) {
-      rows.push([d.day, formatCount(d.tweets), formatCount(d.pages), d.stopped.length === 0 ? 'to the end of results' : `stopped early: ${d.stopped.join(', ')}`]);
+      // pages null: no walk with a range covers the day (only a timeline, a list...: judged whole, below).
+      const walked = d.stopped.length > 0 ? `stopped early: ${d.stopped.join(', ')}` : d.pages === null ? '-' : 'to the end of results';
+      rows.push([d.day, formatCount(d.tweets), d.pages === null ? '-' : formatCount(d.pages), walked]);
     }
     console.log(table(rows));
   }
@@ -43,10 +45,18 @@ function printReport(r: AuditReport): void {
     }
     if (r.answeredEmpty.length > SHOWN_EMPTY) console.log(`  … and ${r.answeredEmpty.length - SHOWN_EMPTY} more`);
   }
+  if (r.missing.length > 0) {
+    console.log(`targets missing (404: deleted, protected or suspended; nothing to read, not repaired): ${r.missing.length}`);
+    for (const w of r.missing.slice(0, SHOWN_EMPTY)) console.log(`  slice ${w.sliceId} (${w.kind}) ${clip(JSON.stringify(w.params))}`);
+    if (r.missing.length > SHOWN_EMPTY) console.log(`  … and ${r.missing.length - SHOWN_EMPTY} more`);
+  }
 }
 
-/** Walks answered empty listed by name (the count says how many in all). */
+/** Walks answered empty, or missing, listed by name (the count says how many in all). */
 const SHOWN_EMPTY = 10;
+
+/** A walk's params as its target's name (a tweet id, a user), cut to a line. */
+const clip = (text: string): string => (text.length > 80 ? `${text.slice(0, 79)}…` : text);
 
 export function registerAuditCommand(program: Command, state: CliState): void {
   program
@@ -54,7 +64,7 @@ export function registerAuditCommand(program: Command, state: CliState): void {
     .description("completeness of a job per day, from Postgres alone (no request); exit 0 complete, 2 not")
     .argument('<job-id>')
     .option('--repair', 'queue slices for exactly the uncovered ranges (a worker, or --wait elsewhere, runs them)')
-    .option('--max-requests <n>', "with --repair: the repair's request budget (default: the job's own budget again)")
+    .option('--max-requests <n>', "with --repair: the repair's request budget (default: the job's own budget again, else none)")
     .option('--recheck-empty', 'with --repair: also walk again what the service answered empty (after an outage that answered empty)')
     .option(
       '--resume',

@@ -1,4 +1,8 @@
-/** --max-tweets, for every kind that takes it: the job ends once it has stored that many. */
+/**
+ * --max-tweets, for every kind that takes it: the job ends once it has stored that many (an
+ * `audit --repair` of a job it stopped has the runner count only the tweets stored since:
+ * jobs.max_tweets_base, so each repair gets another --max-tweets).
+ */
 
 export function maxTweetsStop(maxTweets: number | undefined, progress: { tweets: number }): string | null {
   // The count the runner passes was read after the previous page plus this page's new tweets:
