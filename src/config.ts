@@ -89,6 +89,11 @@ export function redisAddresses(value: string, cluster: boolean): URL[] {
     // The path is the database number: ioredis sends SELECT NaN for another, and the reply error
     // came as a stack trace from deep in the connection.
     if (!/^\/?\d*$/.test(url.pathname)) throw new ConfigError(`${which}'s path must be a database number (redis://host:port/0)`);
+    // A Redis Cluster has database 0 only; ioredis's Cluster ignored the number, so another
+    // deployment's database-3 queues would have landed in database 0.
+    if (cluster && !/^\/?0*$/.test(url.pathname)) {
+      throw new ConfigError(`${which} names database ${url.pathname.slice(1)}, but a Redis Cluster has database 0 only: drop the /${url.pathname.slice(1)}`);
+    }
     return url;
   });
 }

@@ -64,13 +64,35 @@ function pgAdvice(error: unknown): string {
   return `; ${pgHint}`;
 }
 
+/**
+ * What Redis (or, for a cluster, the last node tried) last answered: the client retries behind
+ * the ping, so the ping itself only ever says "timed out". ClusterAllFailedError carries the
+ * node's own answer in lastNodeError (`ERR This instance has cluster support disabled`, WRONGPASS).
+ */
+function lastRedisError(redis: RedisConnection): () => Error | undefined {
+  let last: Error | undefined;
+  const listener = (error: unknown) => {
+    if (!(error instanceof Error)) return;
+    const nodeError = (error as { lastNodeError?: unknown }).lastNodeError;
+    last = nodeError instanceof Error ? nodeError : error;
+  };
+  redis.on('error', listener);
+  return () => {
+    redis.off('error', listener);
+    return last;
+  };
+}
+
 async function checkRedis(redis: RedisConnection, url: string): Promise<void> {
+  const lastError = lastRedisError(redis);
   try {
     await Promise.race([
       redis.ping(),
       new Promise((_, reject) => setTimeout(() => reject(new Error('timed out')), 3000).unref()),
     ]);
+    lastError();
   } catch (error) {
+    const seen = lastError();
     const where = (() => {
       try {
         // A cluster's REDIS_URL lists several nodes: name their hosts, never a password.
@@ -80,14 +102,23 @@ async function checkRedis(redis: RedisConnection, url: string): Promise<void> {
         return 'REDIS_URL';
       }
     })();
-    // Redis's own answer says what is wrong: a password refused is not a Redis to start.
-    const reason = error instanceof Error ? error.message : String(error);
+    // Redis's own answer says what is wrong: a password refused is not a Redis to start. (Redis
+    // replies carry no code but their first word, hence the text.)
+    const reason = error instanceof Error && error.message === 'timed out' && seen ? seen.message : error instanceof Error ? error.message : String(error);
     throw new RedisUnavailableError(
       /^(NOAUTH|WRONGPASS)\b/.test(reason)
         ? `Redis at ${where} refused the credentials (${reason}): check the user and password in REDIS_URL`
-        : `cannot reach Redis at ${where} (${reason}): ${redisHint}`,
-      { cause: error },
+        : /cluster support disabled/.test(reason)
+          ? `Redis at ${where} is not a Redis Cluster (${reason}): unset HARVEST_REDIS_CLUSTER`
+          : `cannot reach Redis at ${where} (${reason}): ${redisHint}`,
+      { cause: seen ?? error },
     );
+  }
+  // A cluster node taken for one Redis answers the ping, then CROSSSLOT on the first script of
+  // several keys: after `resume` had already flipped the job in Postgres. Refused before anything.
+  if (!(redis instanceof Cluster)) {
+    const info = await redis.info('cluster').catch(() => '');
+    if (/^cluster_enabled:1\b/m.test(info)) throw new ConfigError('REDIS_URL is a Redis Cluster node: set HARVEST_REDIS_CLUSTER=true');
   }
   // ioredis selects REDIS_URL's database on connect and, when the server refuses it (an index past
   // its `databases`), goes on in database 0: another deployment's queues and limiter state.

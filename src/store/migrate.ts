@@ -9,8 +9,8 @@ import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { silentLogger, type Logger } from '../logger.ts';
-import { connectionOptions, SqlState, sqlState, toConnectionError, type Queryable } from './db.ts';
-import { MigrationConflictError } from './errors.ts';
+import { connectionOptions, describeTarget, SqlState, sqlState, toConnectionError, type Queryable } from './db.ts';
+import { DatabaseUnavailableError, MigrationConflictError } from './errors.ts';
 
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations/', import.meta.url));
 
@@ -52,17 +52,46 @@ async function connect(url: string): Promise<pg.Client> {
   return client;
 }
 
-/** Creates the database named in the URL when it is missing, through the server's `postgres` db. */
+/**
+ * The server's maintenance databases, in the order `createdb` tries them: a managed or hardened
+ * server may have no `postgres` database, or refuse this role there, yet let it into `template1`.
+ */
+const MAINTENANCE_DATABASES = ['postgres', 'template1'] as const;
+
+/**
+ * Creates the database named in the URL when it is missing, through a maintenance database
+ * (`postgres`, else `template1`). `migrate` calls it only once the database itself answered
+ * 3D000: a role allowed on its own database alone never needs to reach either.
+ */
 export async function ensureDatabase(databaseUrl: string, logger: Logger = silentLogger): Promise<boolean> {
   const url = new URL(databaseUrl);
   const name = decodeURIComponent(url.pathname.replace(/^\//, ''));
-  if (!name || name === 'postgres') return false;
-  url.pathname = '/postgres';
-  let admin: pg.Client;
-  try {
-    admin = await connect(url.toString());
-  } catch (error) {
-    throw toConnectionError(error, databaseUrl);
+  if (!name || (MAINTENANCE_DATABASES as readonly string[]).includes(name)) return false;
+  let admin: pg.Client | undefined;
+  const refusals: Array<{ error: unknown; url: string }> = [];
+  for (const maintenance of MAINTENANCE_DATABASES) {
+    url.pathname = `/${maintenance}`;
+    try {
+      admin = await connect(url.toString());
+      break;
+    } catch (error) {
+      // Only a connection-level refusal sends us to the next one; anything else is a real error.
+      if (!(toConnectionError(error, url.toString()) instanceof DatabaseUnavailableError)) throw error;
+      refusals.push({ error, url: url.toString() });
+    }
+  }
+  if (admin === undefined) {
+    // Named after the maintenance databases it failed on, not the target: "the target does not
+    // exist (run `harvest migrate`)" sent the operator in a circle.
+    const why = refusals.map(({ error, url: tried }) => {
+      const failed = toConnectionError(error, tried) as DatabaseUnavailableError;
+      return `${new URL(tried).pathname.slice(1)}: ${sqlState(error) === SqlState.INVALID_CATALOG_NAME ? 'does not exist' : failed.reason}`;
+    });
+    throw new DatabaseUnavailableError(
+      describeTarget(databaseUrl),
+      `it does not exist, and creating it goes through the postgres or template1 database, which failed (${why.join('; ')}): create ${name} yourself, or let this role connect to one of them`,
+      { cause: refusals[0]!.error },
+    );
   }
   try {
     const found = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
@@ -77,6 +106,26 @@ export async function ensureDatabase(databaseUrl: string, logger: Logger = silen
     throw error;
   } finally {
     await admin.end().catch(() => undefined);
+  }
+}
+
+/**
+ * A client on the database to migrate. The database itself is tried first: a role that may reach
+ * only its own database (pg_hba per database, CONNECT revoked on `postgres`, a server without a
+ * `postgres` database) migrates it all the same. Only a missing one (3D000) goes through
+ * ensureDatabase.
+ */
+async function connectCreating(databaseUrl: string, logger: Logger): Promise<pg.Client> {
+  try {
+    return await connect(databaseUrl);
+  } catch (error) {
+    if (sqlState(error) !== SqlState.INVALID_CATALOG_NAME) throw toConnectionError(error, databaseUrl);
+  }
+  await ensureDatabase(databaseUrl, logger);
+  try {
+    return await connect(databaseUrl);
+  } catch (error) {
+    throw toConnectionError(error, databaseUrl);
   }
 }
 
@@ -124,13 +173,7 @@ export async function migrate(
   const options: MigrateOptions = 'info' in loggerOrOptions ? { logger: loggerOrOptions as Logger } : loggerOrOptions;
   const logger = options.logger ?? silentLogger;
   const files = await readMigrations(options.dir);
-  await ensureDatabase(databaseUrl, logger);
-  let client: pg.Client;
-  try {
-    client = await connect(databaseUrl);
-  } catch (error) {
-    throw toConnectionError(error, databaseUrl);
-  }
+  const client = await connectCreating(databaseUrl, logger);
   try {
     await client.query('BEGIN');
     try {

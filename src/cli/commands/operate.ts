@@ -77,39 +77,57 @@ export function registerOperateCommands(program: Command, state: CliState): void
       const runtime = cliRuntime(state);
       const metrics = metricsPort === undefined ? null : new HarvestMetrics({ logger: runtime.logger });
       let redisGone = false;
-      await withServices(
-        runtime,
-        async (services) => {
-          const concurrency = chosen ?? (await defaultConcurrency(services));
-          const harvester = new Harvester(services, {
-            concurrency,
-            ...(metrics ? { onPage: (p: Parameters<HarvestMetrics['observePage']>[0]) => metrics.observePage(p) } : {}),
-          });
-          let server: Awaited<ReturnType<typeof startMetricsServer>> | null = null;
-          let dashboard: DashboardHandler | null = null;
-          try {
-            if (metrics && metricsPort !== undefined) {
-              metrics.bindCollectors(workerMetricSources(services));
-              // The dashboard has no login: beside /metrics only on loopback (`harvest dashboard
-              // --allow-remote` serves it further on purpose).
-              dashboard = isLoopbackHost(o.metricsHost) ? createDashboardHandler(services, { logger: runtime.logger, host: o.metricsHost }) : null;
-              server = await startMetricsServer(metricsPort, metrics, o.metricsHost, dashboard ? (req, res) => dashboard!.handle(req, res) : undefined);
-              runtime.logger.info({ port: server.port, dashboard: dashboard ? '/' : 'not on a non-loopback host' }, 'metrics at /metrics');
+      // Listened for before anything starts: a SIGTERM during the start (prefix claim, reconcile, a
+      // quota sync costing a request per key) took Node's default action, exit 143 with no graceful
+      // stop and a paid usage request never recorded. One that comes then stops it once start returns.
+      let signalled = false;
+      let shutdown: () => void = () => undefined;
+      const stopAsked = new Promise<void>((resolve) => {
+        shutdown = resolve;
+      });
+      const unlisten = onShutdownSignal(() => {
+        signalled = true;
+        shutdown();
+      });
+      try {
+        await withServices(
+          runtime,
+          async (services) => {
+            const concurrency = chosen ?? (await defaultConcurrency(services));
+            const harvester = new Harvester(services, {
+              concurrency,
+              ...(metrics ? { onPage: (p: Parameters<HarvestMetrics['observePage']>[0]) => metrics.observePage(p) } : {}),
+            });
+            let server: Awaited<ReturnType<typeof startMetricsServer>> | null = null;
+            let dashboard: DashboardHandler | null = null;
+            try {
+              if (metrics && metricsPort !== undefined) {
+                metrics.bindCollectors(workerMetricSources(services));
+                // The dashboard has no login: beside /metrics only on loopback (`harvest dashboard
+                // --allow-remote` serves it further on purpose).
+                dashboard = isLoopbackHost(o.metricsHost) ? createDashboardHandler(services, { logger: runtime.logger, host: o.metricsHost }) : null;
+                server = await startMetricsServer(metricsPort, metrics, o.metricsHost, dashboard ? (req, res) => dashboard!.handle(req, res) : undefined);
+                runtime.logger.info({ port: server.port, dashboard: dashboard ? '/' : 'not on a non-loopback host' }, 'metrics at /metrics');
+              }
+              // Asked to stop while the services opened: nothing started, nothing to stop.
+              if (signalled) return;
+              await harvester.start();
+              if (!signalled) runtime.logger.info({ concurrency, keys: services.config.apiKeys.map((k) => k.fingerprint) }, 'worker started');
+              await stopAsked;
+              runtime.logger.info('stopping: in-flight pages commit first');
+              redisGone = (await harvester.stop()).redisGone;
+            } finally {
+              // Also when the start was refused (another prefix's workers, Postgres gone): a listening
+              // server kept the process alive after its one-line error.
+              await dashboard?.close();
+              await server?.close();
             }
-            await harvester.start();
-            runtime.logger.info({ concurrency, keys: services.config.apiKeys.map((k) => k.fingerprint) }, 'worker started');
-            await new Promise<void>((resolve) => onShutdownSignal(() => resolve()));
-            runtime.logger.info('stopping: in-flight pages commit first');
-            redisGone = (await harvester.stop()).redisGone;
-          } finally {
-            // Also when the start was refused (another prefix's workers, Postgres gone): a listening
-            // server kept the process alive after its one-line error.
-            await dashboard?.close();
-            await server?.close();
-          }
-        },
-        metrics ? { onAttempt: (a) => metrics.observeAttempt(a), onGiveBack: (fp) => metrics.observeGiveBack(fp) } : {},
-      );
+          },
+          metrics ? { onAttempt: (a) => metrics.observeAttempt(a), onGiveBack: (fp) => metrics.observeGiveBack(fp) } : {},
+        );
+      } finally {
+        unlisten();
+      }
       // Stopped without a Redis that is down: BullMQ's connections would keep the process alive,
       // retrying it. Postgres is closed; nothing is left to finish.
       if (redisGone) process.exit(1);
