@@ -15,6 +15,7 @@ import { getJob, recordRequests } from '../store/jobs.ts';
 import { requireMigrated } from '../store/migrate.ts';
 import { recentlySyncedKeys } from '../store/outbox.ts';
 import { createRedisGate, keyNamespaceFor, type FetchUsage, type KeyState, type RedisGate } from './limiter/index.ts';
+import { claimPrefixForDatabase } from './prefix-owner.ts';
 import { createRedis, HarvestQueues } from './queue.ts';
 import { RateWaitTracker } from './rate-wait.ts';
 import type { RedisConnection } from './redis-keys.ts';
@@ -218,6 +219,8 @@ export async function openServices(config: Config, logger: Logger, options: Open
   redis.on('error', () => undefined);
   try {
     await checkRedis(redis, config.redisUrl);
+    // A process that works the queue binds the prefix to this database, before anything is queued.
+    if (!options.keyless && !options.unmigrated) await claimPrefixForDatabase(redis, pool, config.redisPrefix);
   } catch (error) {
     redis.disconnect();
     await pool.end().catch(() => undefined);

@@ -15,7 +15,7 @@ export interface SubmitDeps {
   pool: Pool;
   queues: HarvestQueues;
   /** The limiter's budget store (exact --max-requests). */
-  budgets: { setBudget(jobId: string, maxRequests: number): Promise<number> };
+  budgets: { setBudget(jobId: string, maxRequests: number, options?: { replace?: boolean }): Promise<number> };
   planContext: PlanContext;
 }
 
@@ -43,6 +43,10 @@ export async function submitJob(deps: SubmitDeps, input: SubmitInput): Promise<{
       priority: kind.priority,
       maxRequests: input.maxRequests ?? null,
     });
+    // Set before the commit, replacing: a key under this id is an older job's (ids start at 1
+    // again when a database on this prefix is recreated or restored), maybe spent, and a reconcile
+    // that sees the job once committed keeps the budget it finds (it never raises one).
+    if (input.maxRequests !== undefined) await deps.budgets.setBudget(id, input.maxRequests, { replace: true });
     const created = await insertSlices(client, id, slices);
     await kind.onCreate?.(client, id, params);
     // A watch kind that planned no pass starts its first one here, from the state of its
@@ -68,7 +72,6 @@ export async function submitJob(deps: SubmitDeps, input: SubmitInput): Promise<{
     return { jobId: id, queued: created, passStarted };
   });
   input.onCreated?.(jobId);
-  if (input.maxRequests !== undefined) await deps.budgets.setBudget(jobId, input.maxRequests);
   // Each on its own slice's queue: a watch's history backfill is backfill work, its passes watch work.
   for (const s of queued) await deps.queues.enqueueSlice(s.priority, { jobId, sliceId: s.id });
   // A watch whose first pass was started here: its scheduler's first tick is the second pass, due

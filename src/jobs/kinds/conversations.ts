@@ -195,12 +195,12 @@ async function rootsToWalk(db: Queryable, sourceJobId: string): Promise<{ roots:
 export interface ConversationsSubmitDeps {
   pool: Pool;
   queues: HarvestQueues;
-  budgets: { setBudget(jobId: string, maxRequests: number): Promise<number> };
+  budgets: { setBudget(jobId: string, maxRequests: number, options?: { replace?: boolean }): Promise<number> };
 }
 
 /**
  * Records the job and its slices in one transaction (Postgres first: if the enqueue fails,
- * reconcile finds them), then sets the exact budget and queues the slices.
+ * reconcile finds them), the exact budget set before the commit, then queues the slices.
  */
 export async function submitConversations(
   deps: ConversationsSubmitDeps,
@@ -215,10 +215,11 @@ export async function submitConversations(
       priority: conversationsJob.priority,
       maxRequests: input.maxRequests ?? null,
     });
+    // Before the commit, replacing an older job's key under this id (see submitJob).
+    if (input.maxRequests !== undefined) await deps.budgets.setBudget(created, input.maxRequests, { replace: true });
     return { id: created, slices: await insertSlices(client, created, planConversations(params, rootIds)), roots: rootIds.length, skipped };
   });
   input.onCreated?.(id);
-  if (input.maxRequests !== undefined) await deps.budgets.setBudget(id, input.maxRequests);
   for (const s of slices) await deps.queues.enqueueSlice(s.priority, { jobId: id, sliceId: s.id });
   return { jobId: id, slices: slices.length, roots, skippedRoots: skipped };
 }

@@ -92,7 +92,7 @@ export interface RefreshSubmitDeps {
   pool: Pool;
   queues: HarvestQueues;
   /** The limiter's budget store (exact --max-requests). */
-  budgets: { setBudget(jobId: string, maxRequests: number): Promise<number> };
+  budgets: { setBudget(jobId: string, maxRequests: number, options?: { replace?: boolean }): Promise<number> };
 }
 
 export interface SubmittedRefresh {
@@ -130,6 +130,8 @@ export async function submitRefresh(
       maxRequests: input.maxRequests ?? null,
       ...(empty ? { status: 'completed' } : waits ? { status: 'scheduled' } : {}),
     });
+    // Before the commit, replacing an older job's key under this id (see submitJob).
+    if (note === undefined && input.maxRequests !== undefined) await deps.budgets.setBudget(created, input.maxRequests, { replace: true });
     if (note !== undefined) {
       await client.query(`UPDATE jobs SET note = $2, finished_at = now() WHERE id = $1::bigint`, [created, note]);
     } else if (scheduled) {
@@ -145,7 +147,6 @@ export async function submitRefresh(
     return { id: created, slices: await insertSlices(client, created, planRefresh(ids)), tweets: ids.length, note };
   });
   if (note !== undefined) return { jobId: id, slices: 0, tweets, completed: note };
-  if (input.maxRequests !== undefined) await deps.budgets.setBudget(id, input.maxRequests);
   for (const s of slices) await deps.queues.enqueueSlice(s.priority, { jobId: id, sliceId: s.id });
   // The first pass is queued above: the scheduler's first tick is the second pass, due an interval
   // from now (BullMQ's every-scheduler ticks at once otherwise, and a tick after the first pass

@@ -63,6 +63,8 @@ interface Lane {
   registered: boolean;
 }
 
+/** Jobs whose budget flag a gate keeps (#budgeted), about 100 bytes each: 1 MB at most. */
+const BUDGETED_CACHE_MAX = 10_000;
 /** Tries of one key's usage call when it fails with a 5xx, a time-out or a 429 (#syncKey). */
 const USAGE_TRIES = 3;
 const USAGE_RETRY_MIN_MS = 1000;
@@ -83,7 +85,11 @@ export class RedisGate implements RequestGate {
   readonly #logger: Logger;
   readonly #warnedUnknown = new Set<string>();
   readonly #schedule: RedisGateOptions['schedule'] | null;
-  /** jobId → whether it has a budget; max_requests never changes once a job exists. */
+  /**
+   * jobId → whether it has a budget; max_requests never changes once a job exists. At most
+   * BUDGETED_CACHE_MAX entries, the oldest dropped first: a worker that runs for months sees every
+   * job, and a dropped one costs one Postgres read.
+   */
   readonly #budgeted = new Map<string, boolean>();
   readonly #lostListeners = new Set<(error: LimiterStateLostError) => void>();
   #usageSource: FetchUsage | null = null;
@@ -130,6 +136,7 @@ export class RedisGate implements RequestGate {
     const known = this.#budgeted.get(jobId);
     if (known !== undefined) return known;
     const expected = await this.#schedule!.budgetExpected(jobId);
+    if (this.#budgeted.size >= BUDGETED_CACHE_MAX) this.#budgeted.delete(this.#budgeted.keys().next().value!);
     this.#budgeted.set(jobId, expected);
     return expected;
   }
@@ -267,7 +274,8 @@ export class RedisGate implements RequestGate {
 
   /**
    * Limits a job to `maxRequests` grants in total. An existing budget is kept (a re-run of a
-   * stalled job must not refill it) unless `replace` is set. Returns the budget now remaining.
+   * stalled job must not refill it) unless `replace` is set (a submit: see ScheduleKeys.setBudget).
+   * Either renews the key's TTL (BUDGET_TTL_MS). Returns the budget now remaining.
    */
   setBudget(jobId: string, maxRequests: number, options: { replace?: boolean } = {}): Promise<number> {
     return this.#scheduleKeys.setBudget(jobId, maxRequests, options.replace === true);

@@ -7,10 +7,20 @@
 import type { RedisConnection } from '../redis-keys.ts';
 import type { LimiterLayout } from './key-layout.ts';
 
-/** KEYS: budget. ARGV: value. Sets it when absent or above the value. */
+/**
+ * How long a budget outlives its last write. Every worker's reconcile writes each live job's
+ * budget every 30 s (and a resume before its job runs), so only an ended job's key lapses: kept
+ * for ever, one per budgeted job, it also handed a later job 1 (a database recreated or restored
+ * on this prefix) the old job 1's spent budget. A live key that lapsed anyway (no worker for a
+ * day) costs a reconcile: a grant fails closed on a budget it expects (LimiterStateLostError).
+ */
+export const BUDGET_TTL_MS = 24 * 60 * 60 * 1000;
+
+/** KEYS: budget. ARGV: value, TTL ms. Sets it when absent or above the value; renews its TTL. */
 const SET_BUDGET_AT_MOST_LUA = `
 local current = tonumber(redis.call('GET', KEYS[1]) or '')
 if current == nil or current > tonumber(ARGV[1]) then redis.call('SET', KEYS[1], ARGV[1]) end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1
 `;
 
@@ -25,7 +35,8 @@ export class ScheduleKeys {
 
   /**
    * Never raises an existing budget (a re-run of a stalled job must not refill it) unless
-   * `replace`, but lowers one above `maxRequests`: a reconcile passes what Postgres says is left
+   * `replace` (a job's submit, before its commit: a key under its id is an older job's; an audit
+   * --repair), but lowers one above `maxRequests`: a reconcile passes what Postgres says is left
    * (max_requests − requests_spent), and Redis restored from a snapshot older than its last grants
    * (AOF everysec, RDB, an async replica) kept the larger, stale budget: a job of --max-requests 10
    * that had spent 8 got 10 more. Postgres lags Redis by the grants in flight, so the lower of the
@@ -34,8 +45,8 @@ export class ScheduleKeys {
   async setBudget(jobId: string, maxRequests: number, replace: boolean): Promise<number> {
     const key = this.#layout.budget(jobId);
     const value = String(Math.max(0, Math.floor(maxRequests)));
-    if (replace) await this.#redis.set(key, value);
-    else await this.#redis.eval(SET_BUDGET_AT_MOST_LUA, 1, key, value);
+    if (replace) await this.#redis.set(key, value, 'PX', BUDGET_TTL_MS);
+    else await this.#redis.eval(SET_BUDGET_AT_MOST_LUA, 1, key, value, String(BUDGET_TTL_MS));
     return (await this.budgetRemaining(jobId)) ?? 0;
   }
 
