@@ -19,6 +19,12 @@ const FRESH_MS = 2000;
 const SWEEP_MS = 250;
 /** A job is stamped at most this often: with sweeps every 250 ms, a waiting job's stamp is at most 1.25 s old. */
 const RESTAMP_MS = 1000;
+/**
+ * Stamps older than this go, and so does the key when nobody has stamped for this long: a job
+ * stamped that long ago is not waiting now. The sweep prunes where it writes, since the readers
+ * (status, the dashboard, the webhook stalled check) may never run on a worker nobody watches.
+ */
+const KEEP_MS = 60_000;
 
 interface Waiting {
   readonly jobId: string;
@@ -63,18 +69,29 @@ export class RateWaitTracker {
 
   #stampWaiting(): void {
     const now = Date.now();
+    const stamps: Array<number | string> = [];
     for (const w of this.#waiting) {
       if (now - w.since < STAMP_AFTER_MS) continue;
       if (now - (this.#stamped.get(w.jobId) ?? -Infinity) < RESTAMP_MS) continue;
       this.#stamped.set(w.jobId, now);
-      void this.#redis.zadd(this.#key, now, w.jobId).catch(() => undefined);
+      stamps.push(now, w.jobId);
+    }
+    // One round trip a sweep whatever the number of jobs stamped (issue 13: Redis writes per grant).
+    if (stamps.length > 0) {
+      void this.#redis
+        .multi()
+        .zadd(this.#key, ...stamps)
+        .zremrangebyscore(this.#key, '-inf', now - KEEP_MS)
+        .pexpire(this.#key, KEEP_MS)
+        .exec()
+        .catch(() => undefined);
     }
     // Jobs no longer waiting: their last stamp has gone stale anyway.
     for (const [jobId, at] of this.#stamped) if (now - at >= FRESH_MS) this.#stamped.delete(jobId);
   }
 
   async waitingJobs(now = Date.now()): Promise<string[]> {
-    await this.#redis.zremrangebyscore(this.#key, '-inf', now - 60_000);
+    await this.#redis.zremrangebyscore(this.#key, '-inf', now - KEEP_MS);
     return this.#redis.zrangebyscore(this.#key, now - FRESH_MS, '+inf');
   }
 }

@@ -38,7 +38,9 @@ export async function unrolledEnds(db: Queryable, jobId?: string): Promise<Array
   const { rows } = await db.query<{ job_id: string; slice_id: string | null }>(
     `SELECT s.job_id::text, s.id::text AS slice_id
        FROM job_slices s JOIN watches w ON w.job_id = s.job_id JOIN jobs j ON j.id = s.job_id
-      WHERE s.status = 'done' AND (s.params->>'pass')::int > w.passes
+      -- The one unrecorded pass is passes + 1 (startWatchPassIn): by equality, job_slices_pass_idx
+      -- finds it, where '> passes' read every done slice of every watch (31 ms with a year of passes).
+      WHERE s.status = 'done' AND (s.params->>'pass')::int = w.passes + 1
         AND j.status = ANY($2::text[]) AND ($1::bigint IS NULL OR j.id = $1::bigint)
      UNION ALL
      SELECT j.id::text, NULL

@@ -44,9 +44,15 @@ export async function insertQuarantine(
   at: Date,
 ): Promise<void> {
   if (items.length === 0) return;
+  // The unique index dedupes per slice (a replayed page); the NOT EXISTS per job: every watch pass
+  // is a new slice and re-reads its first page, so a bad item there was quarantined again on each
+  // pass (21 rows for one item after 20 passes, 288 a day at 5 minutes). The hash is the column's
+  // own expression (migration 0002); quarantine_job_item_idx (0026) answers it.
   await db.query(
     `INSERT INTO quarantine (at, job_id, slice_id, endpoint, reason, payload)
      SELECT $1, $2::bigint, $3::bigint, e, r, p::jsonb FROM unnest($4::text[], $5::text[], $6::text[]) AS q(e, r, p)
+      WHERE NOT EXISTS (SELECT 1 FROM quarantine x
+                         WHERE x.job_id = $2::bigint AND x.endpoint = q.e AND x.payload_hash = md5(coalesce(q.p::jsonb::text, '')))
      ON CONFLICT DO NOTHING`,
     [at.toISOString(), jobId, sliceId, items.map((i) => i.endpoint), items.map((i) => i.reason), items.map((i) => jsonText(i.payload))],
   );

@@ -526,14 +526,17 @@ export async function startWatchPassIn(
             (SELECT user_id::text FROM job_users WHERE job_id = j.id AND role = 'profile' ORDER BY user_id LIMIT 1) AS profile_user_id,
             -- A pass is still active until the watch has recorded it: its last page may have
             -- committed (status done) before finishSlice moved the watermark. Other slices of the
-            -- job (a backfill before the watch, a community's members) are not passes.
+            -- job (a backfill before the watch, a community's members) are not passes. The one
+            -- unrecorded pass is passes + 1 (each pass is numbered so, and passes only grows to a
+            -- recorded pass's number): an equality, so job_slices_pass_idx finds it among a year's
+            -- 105,000 passes without reading them all (was 28 ms a tick).
             a.id AS active, a.priority AS active_priority
        FROM watches w JOIN jobs j ON j.id = w.job_id
        LEFT JOIN LATERAL (
              SELECT id::text, priority FROM job_slices
               WHERE job_id = j.id AND params ? 'pass'
                 AND (status IN ('pending', 'running')
-                     OR (status = 'done' AND (params->>'pass')::int > w.passes))
+                     OR (status = 'done' AND (params->>'pass')::int = w.passes + 1))
               ORDER BY id LIMIT 1) a ON true
       WHERE w.job_id = $1::bigint`,
     [jobId],

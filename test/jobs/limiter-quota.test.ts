@@ -321,6 +321,17 @@ describe('RedisGate reports', () => {
     expect((await gate.keyStates())[0]).toMatchObject({ remaining: null, parkedUntil: null });
   });
 
+  it("a 403 keeps the quota counter's expiry: a key retired after running out leaves nothing for ever", async () => {
+    const gate = gateWith();
+    await gate.report(await gate.acquire(), { status: 403 });
+    const quotaKey = limiterLayout(limiter.prefix, limiter.prefix).key(ONE!.fingerprint).quota;
+    expect(await limiter.redis.get(quotaKey)).toBe('0');
+    // The key's state expires a day after its last grant; the counter with it (it was -1: no TTL).
+    const ttl = await limiter.redis.pttl(quotaKey);
+    expect(ttl).toBeGreaterThan(23 * 3_600_000);
+    expect(ttl).toBeLessThanOrEqual(24 * 3_600_000);
+  });
+
   it('disables a key on 401 until an operator unparks it', async () => {
     const gate = gateWith();
     await gate.report(await gate.acquire(), { status: 401 });

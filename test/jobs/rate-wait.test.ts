@@ -2,20 +2,28 @@
  * The rate-wait stamps (harvest status: "waiting for rate") cost Redis writes: a job whose slices
  * all wait at once is stamped at most once a second by a process, not once per waiting slice.
  */
+import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import type { RequestGate } from '../../src/api-client/gate.ts';
 import { RateWaitTracker } from '../../src/jobs/rate-wait.ts';
 import type { RedisConnection } from '../../src/jobs/redis-keys.ts';
+import { REDIS_URL } from '../helpers/redis.ts';
 
-/** A Redis double that records ZADDs (the tracker's only write). */
+/** A Redis double that records the stamps of each sweep's MULTI (its ZADD; the prune and expiry are no-ops). */
 function recordingRedis(): { redis: RedisConnection; stamps: Array<{ jobId: string; at: number }> } {
   const stamps: Array<{ jobId: string; at: number }> = [];
-  const redis = {
-    zadd: async (_key: string, score: number, member: string) => {
-      stamps.push({ jobId: member, at: score });
-      return 1;
+  const multi = {
+    zadd: (_key: string, ...pairs: Array<number | string>) => {
+      for (let i = 0; i < pairs.length; i += 2) stamps.push({ at: Number(pairs[i]), jobId: String(pairs[i + 1]) });
+      return multi;
     },
-  } as unknown as RedisConnection;
+    zremrangebyscore: () => multi,
+    pexpire: () => multi,
+    exec: async () => [],
+  };
+  const redis = { multi: () => multi } as unknown as RedisConnection;
   return { redis, stamps };
 }
 
@@ -50,5 +58,23 @@ describe('rate-wait stamps', () => {
     await tracker.wrap(slowGate(10)).acquire({ jobId: '3' });
     await tracker.wrap(slowGate(600)).acquire({});
     expect(stamps.length).toBe(before);
+  });
+
+  it('a stamp prunes stamps older than a minute and keeps the key from outliving them (no reader needed)', { timeout: 10_000 }, async () => {
+    const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
+    const prefix = `test-rate-wait-${randomBytes(6).toString('hex')}`;
+    try {
+      // A job that waited two minutes ago, on a worker whose status nobody has read since.
+      await redis.zadd(`${prefix}:rate-wait`, Date.now() - 120_000, 'old');
+      await new RateWaitTracker(redis, prefix).wrap(slowGate(600)).acquire({ jobId: '7' });
+      await sleep(50); // the sweep's write is not awaited
+      expect(await redis.zrange(`${prefix}:rate-wait`, 0, -1)).toEqual(['7']);
+      const ttl = await redis.pttl(`${prefix}:rate-wait`);
+      expect(ttl).toBeGreaterThan(50_000);
+      expect(ttl).toBeLessThanOrEqual(60_000);
+    } finally {
+      await redis.del(`${prefix}:rate-wait`);
+      redis.disconnect();
+    }
   });
 });

@@ -292,7 +292,10 @@ elseif status == 403 or status == 402 then
   local untilMs = now + tonumber(ARGV[3])
   if vu and vu > now and vu < untilMs then untilMs = vu end
   redis.call('HSET', KEYS[1], 'parkedUntil', fmt(untilMs), 'reason', 'quota')
-  redis.call('SET', KEYS[2], '0')
+  -- The counter expires with the key's state (a day after its last grant): a SET without PX left
+  -- it for ever once the key was retired from the config after running out.
+  local ttl = redis.call('PTTL', KEYS[1])
+  if ttl > 0 then redis.call('SET', KEYS[2], '0', 'PX', ttl) else redis.call('SET', KEYS[2], '0', 'KEEPTTL') end
   return {'parked', fmt(untilMs)}
 elseif status == 401 then
   redis.call('HSET', KEYS[1], 'disabled', '1', 'reason', 'auth')
