@@ -58,4 +58,18 @@ describe('two databases on one HARVEST_REDIS_PREFIX', () => {
     expect(await a.services.redis.get(prefixOwnerKey(a.prefix))).toBe(rows[0]!.id);
     await expect(openServices(loadConfig(env, { dotenv: false }), silentLogger)).rejects.toBeInstanceOf(ConfigError);
   });
+
+  it('refuses `resume` of the second database\'s job: it would queue its slices under the prefix', async () => {
+    const env = { ...a.env, DATABASE_URL: other.url };
+    const { rows } = await other.pool.query<{ id: string }>(
+      `INSERT INTO jobs (kind, params, status, priority) VALUES ('search', '{"query":"x","since":"2026-10-01","until":"2026-10-02"}', 'paused', 'backfill') RETURNING id::text`,
+    );
+    const jobId = rows[0]!.id;
+    const resumed = await runCli(['resume', jobId], env);
+    expect(resumed.code).not.toBe(0);
+    expect(resumed.err).toMatch(new RegExp(`^harvest: HARVEST_REDIS_PREFIX=${a.prefix} is used by another database`));
+    expect((await other.pool.query<{ status: string }>('SELECT status FROM jobs WHERE id = $1', [jobId])).rows[0]!.status).toBe('paused');
+    // Pause and cancel only take work out: an operator can still stop a job.
+    expect((await runCli(['cancel', jobId], env)).code).toBe(0);
+  });
 });

@@ -5,6 +5,7 @@ import { createDashboardHandler, type DashboardHandler } from '../../dashboard/s
 import { fromRedis } from '../../jobs/bounded-read.ts';
 import { controlJob } from '../../jobs/control.ts';
 import { defaultConcurrency, Harvester } from '../../jobs/harvester.ts';
+import { claimPrefixForDatabase } from '../../jobs/prefix-owner.ts';
 import { HarvestMetrics, startMetricsServer, type MetricSources } from '../../jobs/metrics.ts';
 import type { Services } from '../../jobs/services.ts';
 import { jobCountsByStatus, oldestRunnableSliceAgeSeconds } from '../../store/metrics-queries.ts';
@@ -219,6 +220,9 @@ export function registerOperateCommands(program: Command, state: CliState): void
         const jobId = parseJobId(id);
         // Job control calls no service: an operator without the keys can still stop a job.
         await withServices(cliRuntime(state, { quiet: true }), async (services) => {
+          // A resume queues the job's slices under the prefix: refused for another database's
+          // prefix, as every process that works the queue is (pause and cancel only take out).
+          if (action === 'resume') await claimPrefixForDatabase(services.redis, services.pool, services.config.redisPrefix);
           const status = await controlJob({ pool: services.pool, queues: services.queues, budgets: services.gate }, jobId, action);
           console.log(`job ${jobId} ${status}`);
         }, { keyless: true });
