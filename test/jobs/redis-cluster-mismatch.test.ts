@@ -7,7 +7,6 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,19 +15,9 @@ import { openServices } from '../../src/jobs/services.ts';
 import { silentLogger } from '../../src/logger.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 import { REDIS_URL } from '../helpers/redis.ts';
+import { closedPort as freePort } from '../helpers/net.ts';
 
 const hasRedisServer = spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status === 0;
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 async function refusal(db: TestDatabase, env: Record<string, string>): Promise<string> {
   const config = loadConfig({ DATABASE_URL: db.url, HARVEST_REDIS_PREFIX: 'mismatch', HARVEST_LOG_LEVEL: 'silent', ...env }, { dotenv: false });

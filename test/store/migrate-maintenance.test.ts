@@ -8,7 +8,6 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chown, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -16,21 +15,11 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DatabaseUnavailableError } from '../../src/store/errors.ts';
 import { migrate, readMigrations } from '../../src/store/migrate.ts';
+import { closedPort as freePort } from '../helpers/net.ts';
 
 const run = promisify(execFile);
 const BIN = '/usr/lib/postgresql/15/bin';
 const usable = existsSync(`${BIN}/initdb`) && process.getuid?.() === 0;
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 describe.skipIf(!usable)('migrate without the maintenance databases', () => {
   let dir = '';
