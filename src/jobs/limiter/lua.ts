@@ -58,6 +58,13 @@ end
  * of losing the wake-up latency on every grant, and bounds how long a newly waiting watch can be
  * kept behind backfills (interval + lookahead).
  *
+ * A line is told to ask again `lead` before a key's next slot (`nextUs`, and the wait of a 'wait'
+ * answer). The gate passes one interval as the lead and a little more as the lookahead, so a
+ * saturated line asks for the next slot at the very moment its last grant is due to be sent: the
+ * two timers fire in one wake-up of the process, and the answer's grant still falls within the
+ * lookahead when the timer ran a little early (issue 13: a wake-up at 20 a second is worth more than
+ * the half interval the next grant now waits).
+ *
  * Fail closed (ARCHITECTURE invariant 3): with `check epoch`, a grant needs the deployment's epoch
  * key, which only a reconcile from Postgres writes, so a Redis that lost its keys (FLUSHDB, a
  * failover to an empty replica) grants nothing to a job until it has been reconciled; with
@@ -80,14 +87,14 @@ end
  * KEYS: watch-waiting, budget, epoch, once hash, then (state hash, quota) per key.
  * ARGV: mode ('watch' | 'backfill' | 'sync'), waiter id, rate per key, base headroom µs, headroom
  *       cap µs, lookahead µs, reserve, budget ('0' none, '1' when present, '2' expected), check
- *       epoch ('1'/'0'), waiter ttl µs, recheck µs, state ttl ms, keep ('1'/'0'), call sequence
- *       number, then one fingerprint per key.
+ *       epoch ('1'/'0'), waiter ttl µs, recheck µs, state ttl ms, keep ('1'/'0'), lead µs, call
+ *       sequence number, then one fingerprint per key.
  * Reply: {'ok', fp, delayUs, grantedBefore, quotaUnknown, slotAtUs, strikes, ready, nextUs} | {'wait', us} |
  *        {'exhausted', retryAtUs or ''} | {'budget'} | {'lost', 'epoch' | 'budget'} |
  *        {'unknown', fp...} (backfill with a reserve, and every usable key's quota unknown)
  */
 export const ACQUIRE_LUA = `${PRELUDE}${ONCE}
-local seq = ARGV[14]
+local seq = ARGV[15]
 -- Every call forgets the one ONCE_KEEP before it, whatever it answers: only grants are kept, and
 -- a forget tied to them left a grant followed by refusals in the hash for good.
 forget(KEYS[4], seq)
@@ -112,7 +119,8 @@ local waiterTtl = tonumber(ARGV[10]) -- microseconds (PEXPIRE takes milliseconds
 local recheck = tonumber(ARGV[11])
 local stateTtl = tonumber(ARGV[12])
 local keep = ARGV[13] == '1'
-local n = #ARGV - 14
+local lead = tonumber(ARGV[14])
+local n = #ARGV - 15
 
 local function leave()
   if mode == 'watch' and not keep then redis.call('ZREM', KEYS[1], waiter) end
@@ -180,7 +188,7 @@ for i = 1, n do
         if vu and vu > now and vu < at then at = vu end
         if not retryAt or at < retryAt then retryAt = at end
       elseif mode == 'backfill' and floor > 0 and not quota then
-        unknownKeys[#unknownKeys + 1] = ARGV[14 + i]
+        unknownKeys[#unknownKeys + 1] = ARGV[15 + i]
       else
         live = true
         local slot = math.max(tonumber(st[1] or '') or 0, tonumber(st[5] or '') or 0, now)
@@ -191,7 +199,7 @@ for i = 1, n do
           bestStrikes = tonumber(st[7] or '') or 0
           bestInterval = intervalOf(bestStrikes)
         end
-        local opens = slot - lookahead
+        local opens = slot - lead
         if not earliest or opens < earliest then earliest = opens end
       end
     end
@@ -256,11 +264,11 @@ if not (left and left <= 0) then slots[bestIdx] = bestSlot + bestInterval end
 local ready, nextOpen = 0, nil
 for _, slot in pairs(slots) do
   if slot - now <= lookahead then ready = ready + 1
-  elseif not nextOpen or slot - lookahead < nextOpen then nextOpen = slot - lookahead end
+  elseif not nextOpen or slot - lead < nextOpen then nextOpen = slot - lead end
 end
 local nextUs = ''
 if nextOpen then nextUs = fmt(nextOpen - now) end
-local reply = {'ok', ARGV[14 + bestIdx], fmt(bestSlot - now), grantedBefore, unknown, fmt(bestSlot), bestStrikes, ready, nextUs}
+local reply = {'ok', ARGV[15 + bestIdx], fmt(bestSlot - now), grantedBefore, unknown, fmt(bestSlot), bestStrikes, ready, nextUs}
 remember(KEYS[4], seq, cjson.encode(reply))
 return reply
 `;

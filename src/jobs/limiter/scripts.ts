@@ -49,7 +49,10 @@ export interface AcquireCall {
   ratePerKey: number;
   headroomMs: number;
   headroomCapMs: number;
+  /** How far ahead of a slot a grant may be taken. */
   lookaheadMs: number;
+  /** How far ahead of a key's next slot the line is told to ask again (at most lookaheadMs; see ACQUIRE_LUA). */
+  leadMs: number;
   reserve: number;
   waiterTtlMs: number;
   recheckMs: number;
@@ -195,6 +198,7 @@ export function defineLimiterScripts(redis: RedisConnection): LimiterScripts {
         us(call.recheckMs),
         String(Math.ceil(call.stateTtlMs)),
         call.keep ? '1' : '0',
+        us(call.leadMs),
         String(++seq),
         ...call.keys.map((k) => k.fingerprint),
       );
