@@ -11,6 +11,7 @@ import type { RequestPriority } from '../api-client/gate.ts';
 import { ErrorCode } from '../errors.ts';
 import type { PlanContext } from './kind.ts';
 import type { QuotaSyncResult } from './limiter/index.ts';
+import { tuneJitForPages } from './jit.ts';
 import { QueueWorkers, type SliceTask, type TaskOutcome } from './queue.ts';
 import { reconcile } from './reconcile.ts';
 import { usageSource, type Services } from './services.ts';
@@ -141,6 +142,7 @@ export class Harvester {
 
   async start(): Promise<void> {
     const s = this.#services;
+    tuneJitForPages();
     // One prefix per database: refused while workers of another were seen lately (migration 0014).
     await claimWorkerPrefix(s.pool, s.config.redisPrefix);
     await this.#refreshParallelism();
