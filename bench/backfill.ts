@@ -7,8 +7,9 @@
  * search requests (the ramp-up and the tail, where fewer slices remain than the rate needs, are
  * left out): requests ÷ seconds between the 10th- and 90th-percentile request, ÷ the key's rate.
  */
-import type { ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { loadavg } from 'node:os';
+import { fileURLToPath } from 'node:url';
 import { createWorld, DEFAULT_START_MS } from '../src/simulator/world/index.ts';
 import type { World } from '../src/simulator/index.ts';
 import { searchTweets } from '../src/simulator/search/index.ts';
@@ -23,6 +24,10 @@ const RUN_TIMEOUT_MS = 400_000;
 /** `BENCH_BACKFILL_ONE_PROCESS=1` runs only the one-process job (~2 min instead of ~4): its figures alone. */
 const ONE_PROCESS_ONLY = process.env.BENCH_BACKFILL_ONE_PROCESS === '1';
 const DAY_MS = 86_400_000;
+const FLOOR_CLIENT = fileURLToPath(new URL('./tools/floor-client.ts', import.meta.url));
+/** The floor's measured window, after a warm-up as long as the worker's first 10% of pages. */
+const FLOOR_WARM_MS = 12_000;
+const FLOOR_MS = 45_000;
 
 export const benchWorld = (): World => createWorld({ seed: 3, scale: { users: 5000, tweets: 400_000 } });
 
@@ -161,6 +166,35 @@ async function runBackfill(env: BenchEnv, range: { since: string; until: string 
   };
 }
 
+/**
+ * CPU per request of a process doing only the HTTP exchange and JSON.parse at the worker's pace
+ * (bench/tools/floor-client.ts), on the same simulator and machine, right after the worker's run:
+ * what no worker can go below here, so the worker's figure can be read against the machine.
+ */
+async function floorCpuMsPerPage(env: BenchEnv, range: { since: string; until: string }): Promise<number> {
+  const child = spawn(process.execPath, ['--import', 'tsx', FLOOR_CLIENT], {
+    env: {
+      ...process.env,
+      FLOOR_BASE_URL: env.sim.url,
+      FLOOR_KEY: env.env.HARVEST_API_KEYS!.split(',')[0]!,
+      FLOOR_QUERY: `${BACKFILL_QUERY} since:${range.since} until:${range.until}`,
+      // The limiter's grant interval at its default 25 ms of headroom a second.
+      FLOOR_INTERVAL_MS: String((1000 + 25) / RATE_PER_KEY),
+      FLOOR_WARM_MS: String(FLOOR_WARM_MS),
+      FLOOR_MS: String(FLOOR_MS),
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+  });
+  const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+  const result = JSON.parse(out.trim().split('\n').at(-1) ?? '{}') as { cpuMsPerRequest?: number; failed?: number };
+  if (code !== 0 || typeof result.cpuMsPerRequest !== 'number' || result.failed !== 0) throw new Error(`the floor client failed (exit ${code}): ${out}`);
+  return result.cpuMsPerRequest;
+}
+
 export async function runBackfillBench(): Promise<Record<string, number>> {
   const world = benchWorld();
   const [one, three] = pickRanges(world, 2, MIN_TWEETS);
@@ -168,8 +202,12 @@ export async function runBackfillBench(): Promise<Record<string, number>> {
   try {
     const r1 = await runBackfill(env, one!, 1);
     process.stderr.write(`  1 process: ${one!.since}..${one!.until} ${JSON.stringify(r1)}\n`);
+    const floor = await floorCpuMsPerPage(env, one!);
+    process.stderr.write(`  floor (HTTP exchange and JSON.parse alone): ${floor.toFixed(3)} ms a request\n`);
+    const floorFigures = { worker_floor_cpu_ms_per_page: round(floor, 2), worker_cpu_over_floor: round(r1.cpuMsPerPage / floor, 2) };
     if (ONE_PROCESS_ONLY) {
       return {
+        ...floorFigures,
         rate_utilization_1proc: round(r1.utilization),
         backfill_tweets_1proc: r1.tweets,
         worker_rss_mb_start: round(r1.rssStartMb, 1),
@@ -192,6 +230,7 @@ export async function runBackfillBench(): Promise<Record<string, number>> {
       worker_rss_mb_end: round(r1.rssEndMb, 1),
       worker_process_cpu_ms_per_page: round(r1.cpuMsPerPage, 2),
       worker_process_cpu_ms_per_page_second_half: round(r1.cpuMsPerPageSecondHalf, 2),
+      ...floorFigures,
       backfill_load_avg: round((r1.loadAvg + r3.loadAvg) / 2, 2),
     };
   } finally {
