@@ -59,6 +59,10 @@ describe('harvest demo', () => {
     expect(s.listMembers + s.communityMembers).toBeGreaterThan(0);
     // the community crawl walks the community's feed as well as its members
     expect(text).toMatch(/^community: [1-9][\d,]* tweets of its feed and [1-9][\d,]* users/m);
+    // the headings count the members the service lists, so they match what the crawls stored
+    const heading = (pattern: RegExp) => Number(pattern.exec(text)?.[1]?.replaceAll(',', '') ?? NaN);
+    expect(heading(/^== 3\. List crawl: .*: tweets, ([\d,]+) members/m)).toBe(s.listMembers);
+    expect(heading(/^== 4\. Community crawl: .*: ([\d,]+) members/m)).toBe(s.communityMembers);
     expect(s.backfillRates).toHaveLength(1);
     expect(s.backfillRates[0]!.perSecond).toBeLessThanOrEqual(small.ratePerKey * 1.1);
     expect(s.quotaUsed).toBeGreaterThan(0);

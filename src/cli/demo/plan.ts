@@ -3,6 +3,7 @@
  * and stays short. Pure and deterministic: the same world gives the same plan.
  */
 import type { World } from '../../simulator/model.ts';
+import { isListedUser } from '../../simulator/render-v3.ts';
 import { catalog } from '../../simulator/world/index.ts';
 import type { DemoOptions } from './options.ts';
 
@@ -38,13 +39,16 @@ export function planDemo(world: World, options: DemoOptions): DemoPlan {
     celebrities.sort((a, b) => a.n - b.n)[0]?.h;
   if (!celebrity) throw new Error('the demo world has no celebrity to watch');
 
+  // Members and followers as the service lists them (suspended and deleted accounts are not
+  // listed): the heading's counts are what the crawl can store.
+  const listed = (users: readonly number[]): number => users.filter((u) => isListedUser(world.users[u])).length;
   // A list's tweets are walked one page (~20) at a time, so its member tweets bound its duration:
   // prefer the list with most followers among those that stay short, else the shortest.
   const lists = world.lists.map((l) => ({
     id: l.id,
     name: l.name,
-    members: l.members.length,
-    followers: l.followers.length,
+    members: listed(l.members),
+    followers: listed(l.followers),
     memberTweets: l.members.reduce((sum, u) => sum + world.tweetsByAuthor(u).length, 0),
   }));
   const list =
@@ -53,7 +57,7 @@ export function planDemo(world: World, options: DemoOptions): DemoPlan {
       .sort((a, b) => b.followers - a.followers || b.members - a.members)[0] ?? lists.sort((a, b) => a.memberTweets - b.memberTweets)[0];
   if (!list) throw new Error('the demo world has no list');
 
-  const communities = world.communities.map((c) => ({ id: c.id, name: c.name, members: c.members.length }));
+  const communities = world.communities.map((c) => ({ id: c.id, name: c.name, members: listed(c.members) }));
   const community =
     communities.filter((c) => c.members <= options.communityMaxMembers).sort((a, b) => b.members - a.members)[0] ??
     communities.sort((a, b) => a.members - b.members)[0];
