@@ -4,6 +4,11 @@ import type { FollowerV3, ReducedUser, TopFollower, UserV3 } from './schemas/use
 import type { BasicAccount, NewFollower, UserV2Embedded } from './schemas/user-v2.ts';
 import { countOf, orNull } from './schemas/common.ts';
 
+/**
+ * Every normaliser builds on this literal or on normalizeUserV3's (the same keys in the same
+ * order) and only assigns fields that exist (withFields), never spreads: all users then share one
+ * hidden class, which the upserts' column pickers are optimized for (page-rows.ts, mergeUser).
+ */
 function emptyUser(id: string, source: UserSource, raw: unknown): CanonicalUser {
   return {
     id,
@@ -29,6 +34,11 @@ function emptyUser(id: string, source: UserSource, raw: unknown): CanonicalUser 
     source,
     raw,
   };
+}
+
+/** `user` with `fields` written into it (each field typed as CanonicalUser types it). */
+function withFields<K extends keyof CanonicalUser>(user: CanonicalUser, fields: Pick<CanonicalUser, K>): CanonicalUser {
+  return Object.assign(user, fields);
 }
 
 /**
@@ -71,13 +81,14 @@ export function normalizeUserV3(user: UserV3, raw: unknown): CanonicalUser {
 
 /** new-followers-7d / new-following-7d: a v3 user without `location` (the follow date is the caller's). */
 export function normalizeFollowerV3(user: FollowerV3, raw: unknown): CanonicalUser {
-  return { ...normalizeUserV3({ ...user, location: null }, raw), source: 'v3-follower' };
+  const follower = normalizeUserV3({ ...user, location: null }, raw);
+  follower.source = 'v3-follower';
+  return follower;
 }
 
 /** top-followers / top-following: a reduced profile (the score is the caller's). */
 export function normalizeTopFollower(user: TopFollower, raw: unknown): CanonicalUser {
-  return {
-    ...emptyUser(user.id, 'v3-top-follower', raw),
+  return withFields(emptyUser(user.id, 'v3-top-follower', raw), {
     username: user.username,
     displayName: user.display_name,
     description: user.description,
@@ -91,23 +102,21 @@ export function normalizeTopFollower(user: TopFollower, raw: unknown): Canonical
     profileImageUrl: user.profile_image_url,
     profileBackgroundImageUrl: user.profile_background_image_url,
     bannerUrl: bannerOf(user.profile_background_image_url),
-  };
+  });
 }
 
 export function normalizeReducedUser(user: ReducedUser, raw: unknown): CanonicalUser {
-  return {
-    ...emptyUser(user.id, 'v3-reduced', raw),
+  return withFields(emptyUser(user.id, 'v3-reduced', raw), {
     username: user.username,
     displayName: user.display_name,
     protected: user.protected,
     verified: user.verified,
     profileImageUrl: user.profile_image_url,
-  };
+  });
 }
 
 export function normalizeUserV2Embedded(user: UserV2Embedded, raw: unknown): CanonicalUser {
-  return {
-    ...emptyUser(user.id_str, 'v2-embedded', raw),
+  return withFields(emptyUser(user.id_str, 'v2-embedded', raw), {
     username: user.screen_name,
     displayName: user.name,
     description: user.description,
@@ -117,12 +126,11 @@ export function normalizeUserV2Embedded(user: UserV2Embedded, raw: unknown): Can
     followingsCount: user.friends_count,
     tweetsCount: user.statuses_count,
     profileImageUrl: user.avatar,
-  };
+  });
 }
 
 export function normalizeBasicAccount(user: BasicAccount, raw: unknown): CanonicalUser {
-  return {
-    ...emptyUser(user.id, 'v2-basic', raw),
+  return withFields(emptyUser(user.id, 'v2-basic', raw), {
     username: user.screen_name,
     displayName: user.name,
     description: user.description,
@@ -134,12 +142,11 @@ export function normalizeBasicAccount(user: BasicAccount, raw: unknown): Canonic
     tweetsCount: user.tweets_count,
     profileImageUrl: user.avatar,
     bannerUrl: user.banner,
-  };
+  });
 }
 
 export function normalizeNewFollower(user: NewFollower, raw: unknown): CanonicalUser {
-  return {
-    ...emptyUser(user.id, 'v2-new-follower', raw),
+  return withFields(emptyUser(user.id, 'v2-new-follower', raw), {
     username: user.screeName,
     displayName: user.name,
     description: user.description,
@@ -152,5 +159,5 @@ export function normalizeNewFollower(user: NewFollower, raw: unknown): Canonical
     tweetsCount: user.statuses_count,
     profileImageUrl: user.avatar,
     bannerUrl: user.banner,
-  };
+  });
 }

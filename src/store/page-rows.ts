@@ -21,30 +21,94 @@ const TWEET_RANK: Record<TweetSource, number> = { v3: 3, v2: 2, 'v2-embedded': 1
 const isBlank = (value: unknown): boolean => value === null || value === undefined || (Array.isArray(value) && value.length === 0);
 
 /**
- * Two records of one id in a page (or a group commit): a record of an equal or richer wire shape
- * wins every field it has (the later one on a tie); a poorer one only fills what is blank. A v2
- * embedded copy of a tweet the page also carries in full says `isReply: false` and `fullText: ''`
- * for want of those fields, and must not overwrite what the full record said. Raw and source
- * follow the richer record.
+ * One field of two records of one id in a page (or a group commit): a record of an equal or richer
+ * wire shape (`nextRicher`) wins every field it has (the later one on a tie); a poorer one only
+ * fills what is blank. A v2 embedded copy of a tweet the page also carries in full says
+ * `isReply: false` and `fullText: ''` for want of those fields, and must not overwrite what the
+ * full record said. Raw and source follow the richer record.
  */
-function mergeRecord<T extends { raw: unknown; source: string }>(prev: T, next: T, rank: (t: T) => number): T {
-  const out = { ...prev } as Record<string, unknown>;
-  const nextRicher = rank(next) >= rank(prev);
-  for (const [key, value] of Object.entries(next)) {
-    if (key === 'raw' || key === 'source' || isBlank(value)) continue;
-    if (nextRicher || isBlank(out[key])) out[key] = value;
-  }
-  const richer = nextRicher ? next : prev;
-  out.raw = richer.raw;
-  out.source = richer.source;
-  return out as T;
+function pick<T>(prev: T, next: T, nextRicher: boolean): T {
+  return !isBlank(next) && (nextRicher || isBlank(prev)) ? next : prev;
 }
 
 // Every function the page path calls per record lives at module scope (see plainColumns in db.ts).
 const userRank = (u: CanonicalUser): number => USER_RANK[u.source] ?? 0;
 const tweetRank = (t: CanonicalTweet): number => TWEET_RANK[t.source] ?? 0;
-export const mergeUser = (a: CanonicalUser, b: CanonicalUser): CanonicalUser => mergeRecord(a, b, userRank);
-export const mergeTweet = (a: CanonicalTweet, b: CanonicalTweet): CanonicalTweet => mergeRecord(a, b, tweetRank);
+
+/**
+ * The merged records are object literals in the normalisers' key order (normalize.ts,
+ * normalize-user.ts), so they share one hidden class with the records they merge: a copy made by
+ * spreading had a class of its own, and the upserts' column pickers, optimized for the normalised
+ * records, were thrown away and compiled again whenever a page first brought them a merged one
+ * (~25 functions at a time; docs/architecture.md, "Worker CPU").
+ */
+export function mergeUser(prev: CanonicalUser, next: CanonicalUser): CanonicalUser {
+  const r = userRank(next) >= userRank(prev);
+  const richer = r ? next : prev;
+  return {
+    id: pick(prev.id, next.id, r),
+    username: pick(prev.username, next.username, r),
+    displayName: pick(prev.displayName, next.displayName, r),
+    description: pick(prev.description, next.description, r),
+    location: pick(prev.location, next.location, r),
+    createdAt: pick(prev.createdAt, next.createdAt, r),
+    protected: pick(prev.protected, next.protected, r),
+    verified: pick(prev.verified, next.verified, r),
+    canDm: pick(prev.canDm, next.canDm, r),
+    possiblySensitive: pick(prev.possiblySensitive, next.possiblySensitive, r),
+    followersCount: pick(prev.followersCount, next.followersCount, r),
+    followingsCount: pick(prev.followingsCount, next.followingsCount, r),
+    tweetsCount: pick(prev.tweetsCount, next.tweetsCount, r),
+    favouritesCount: pick(prev.favouritesCount, next.favouritesCount, r),
+    mediaCount: pick(prev.mediaCount, next.mediaCount, r),
+    profileImageUrl: pick(prev.profileImageUrl, next.profileImageUrl, r),
+    profileBackgroundImageUrl: pick(prev.profileBackgroundImageUrl, next.profileBackgroundImageUrl, r),
+    bannerUrl: pick(prev.bannerUrl, next.bannerUrl, r),
+    bioUrls: pick(prev.bioUrls, next.bioUrls, r),
+    pinnedTweetIds: pick(prev.pinnedTweetIds, next.pinnedTweetIds, r),
+    source: richer.source,
+    raw: richer.raw,
+  };
+}
+
+/** Two records of one tweet as one (see mergeUser); `authorId` falls back to the merged author's. */
+export function mergeTweet(prev: CanonicalTweet, next: CanonicalTweet): CanonicalTweet {
+  const r = tweetRank(next) >= tweetRank(prev);
+  const richer = r ? next : prev;
+  const author = pick(prev.author, next.author, r);
+  return {
+    id: pick(prev.id, next.id, r),
+    authorId: pick(prev.authorId, next.authorId, r) ?? author?.id ?? null,
+    author,
+    fullText: pick(prev.fullText, next.fullText, r),
+    createdAt: pick(prev.createdAt, next.createdAt, r),
+    lang: pick(prev.lang, next.lang, r),
+    conversationId: pick(prev.conversationId, next.conversationId, r),
+    isReply: pick(prev.isReply, next.isReply, r),
+    inReplyToTweetId: pick(prev.inReplyToTweetId, next.inReplyToTweetId, r),
+    inReplyToUsername: pick(prev.inReplyToUsername, next.inReplyToUsername, r),
+    isQuoteStatus: pick(prev.isQuoteStatus, next.isQuoteStatus, r),
+    isRepliesLimited: pick(prev.isRepliesLimited, next.isRepliesLimited, r),
+    quotedTweetId: pick(prev.quotedTweetId, next.quotedTweetId, r),
+    retweetedTweetId: pick(prev.retweetedTweetId, next.retweetedTweetId, r),
+    quoted: pick(prev.quoted, next.quoted, r),
+    retweeted: pick(prev.retweeted, next.retweeted, r),
+    likeCount: pick(prev.likeCount, next.likeCount, r),
+    retweetCount: pick(prev.retweetCount, next.retweetCount, r),
+    replyCount: pick(prev.replyCount, next.replyCount, r),
+    quoteCount: pick(prev.quoteCount, next.quoteCount, r),
+    bookmarkCount: pick(prev.bookmarkCount, next.bookmarkCount, r),
+    viewCount: pick(prev.viewCount, next.viewCount, r),
+    hashtags: pick(prev.hashtags, next.hashtags, r),
+    cashtags: pick(prev.cashtags, next.cashtags, r),
+    mentions: pick(prev.mentions, next.mentions, r),
+    urls: pick(prev.urls, next.urls, r),
+    media: pick(prev.media, next.media, r),
+    entities: pick(prev.entities, next.entities, r),
+    source: richer.source,
+    raw: richer.raw,
+  };
+}
 
 export interface CollectedPage {
   users: CanonicalUser[];
@@ -82,9 +146,9 @@ function addTweet(tweets: Map<string, CanonicalTweet>, users: Map<string, Canoni
     if (t.retweeted) addTweet(tweets, users, t.retweeted, depth + 1);
   }
   if (t.author) addUser(users, t.author);
-  const normalised = t.authorId === null && t.author ? { ...t, authorId: t.author.id } : t;
   const prev = tweets.get(t.id);
-  tweets.set(t.id, prev ? mergeTweet(prev, normalised) : normalised);
+  // A tweet with an author profile but no author id takes the profile's (mergeTweet, with itself).
+  tweets.set(t.id, prev ? mergeTweet(prev, t) : t.authorId === null && t.author ? mergeTweet(t, t) : t);
 }
 
 export function collectPage(tweets: readonly CanonicalTweet[], users: readonly CanonicalUser[], userRole = 'user'): CollectedPage {
