@@ -14,17 +14,25 @@
  * V8 reads both values whenever it resets a function's budget, so setting them when a process
  * starts walking pages covers the page path, whose functions have not run yet. A flag the operator
  * gave node itself (`node --interrupt-budget=… bin/harvest.js worker`) is left as given.
+ *
+ * Only V8 11 (Node 20, where this was measured) has these flags: V8 12 (Node 22) tiers up by
+ * invocation counts (`--invocation-count-for-turbofan`) and answers an unknown flag with an error
+ * line on stderr, so another V8 is left as it is until it has been measured.
  */
 import { setFlagsFromString } from 'node:v8';
 
-/** The budgets a page-walking process runs with (see above). */
+/** The budgets a page-walking process runs with on V8 11 (see above). */
 export const PAGE_PATH_JIT_FLAGS: Readonly<Record<string, string>> = {
   '--interrupt-budget': '16384',
   '--ticks-before-optimization': '1',
 };
 
-/** The flags tuneJitForPages sets: PAGE_PATH_JIT_FLAGS less those given on node's command line. */
-export function pagePathJitFlags(execArgv: readonly string[]): string[] {
+/**
+ * The flags tuneJitForPages sets: PAGE_PATH_JIT_FLAGS less those given on node's command line, on
+ * V8 11 only (`v8Version`, as `process.versions.v8` has it).
+ */
+export function pagePathJitFlags(execArgv: readonly string[], v8Version: string = process.versions.v8): string[] {
+  if (!v8Version.startsWith('11.')) return [];
   // V8 reads `--interrupt_budget` as `--interrupt-budget`.
   const given = new Set(execArgv.map((arg) => arg.replaceAll('_', '-').split('=')[0]));
   return Object.entries(PAGE_PATH_JIT_FLAGS).flatMap(([flag, value]) => (given.has(flag) ? [] : [`${flag}=${value}`]));

@@ -90,8 +90,9 @@ describe('RedisGate Lua calls per grant', () => {
     expect(calls - gate.stats().acquireCalls).toBeLessThanOrEqual(1);
   });
 
-  it('a saturated line asks for the next slot as the last grant goes out: one wake-up for both, not two', async () => {
-    const gate = gateOn(['calls-lead']);
+  /** How far (ms) each ask of a saturated line at `rate` goes out from the nearest grant's send, past its first few. */
+  async function askDistances(rate: number, ms: number): Promise<number[]> {
+    const gate = gateOn([`calls-lead-${rate}`], { ratePerKey: rate });
     // When each acquire call goes out, and when each grant is handed to its caller (its send time).
     const asked: number[] = [];
     const sent: number[] = [];
@@ -101,7 +102,7 @@ describe('RedisGate Lua calls per grant', () => {
       return (send as (...a: unknown[]) => unknown)(command, ...rest);
     }) as typeof counted.redis.sendCommand;
     const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(), 1500);
+    const timer = setTimeout(() => controller.abort(), ms);
     try {
       await Promise.all(
         Array.from({ length: 8 }, async () => {
@@ -119,12 +120,29 @@ describe('RedisGate Lua calls per grant', () => {
       clearTimeout(timer);
       counted.redis.sendCommand = send as typeof counted.redis.sendCommand;
     }
-    // Once the line is saturated, every ask goes out within a ms or two of a grant's send (the two
-    // timers fire together); with half an interval of lead it went ~25 ms after it.
-    const distance = (t: number) => Math.min(...sent.map((s) => Math.abs(s - t)));
-    const late = asked.slice(5).map(distance).sort((a, b) => a - b);
-    expect(late.length).toBeGreaterThan(15);
-    expect(late[Math.floor(late.length / 2)]!).toBeLessThan(3);
+    return asked.slice(5).map((t) => Math.min(...sent.map((s) => Math.abs(s - t))));
+  }
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+  it('a saturated line asks for the next slot as the last grant goes out (10/s and faster): one wake-up for both, not two', async () => {
+    // With half an interval of lead the asks went ~25 ms after a send at 20/s, ~51 ms at 10/s.
+    for (const [rate, ms] of [
+      [20, 1500],
+      [10, 2200],
+    ] as const) {
+      const distances = await askDistances(rate, ms);
+      expect(distances.length).toBeGreaterThan(12);
+      // Same timer run: well under a ms apart (a lead 2.5 ms short of 10/s's interval read 2.4).
+      expect(median(distances)).toBeLessThan(1.5);
+    }
+  });
+
+  it('a key slower than 10 a second is asked half an interval ahead, as before (no grant held longer)', async () => {
+    const interval = 1025 / 8;
+    const distances = await askDistances(8, 2500);
+    expect(distances.length).toBeGreaterThan(10);
+    expect(median(distances)).toBeGreaterThan(interval / 2 - 10);
+    expect(median(distances)).toBeLessThan(interval / 2 + 10);
   });
 
   it('100 acquirers on 10 keys at 20/s each: every key kept at 0.9 of its pace or better, at most 3 calls per grant', async () => {

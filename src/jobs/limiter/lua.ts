@@ -59,11 +59,12 @@ end
  * kept behind backfills (interval + lookahead).
  *
  * A line is told to ask again `lead` before a key's next slot (`nextUs`, and the wait of a 'wait'
- * answer). The gate passes one interval as the lead and a little more as the lookahead, so a
- * saturated line asks for the next slot at the very moment its last grant is due to be sent: the
- * two timers fire in one wake-up of the process, and the answer's grant still falls within the
- * lookahead when the timer ran a little early (issue 13: a wake-up at 20 a second is worth more than
- * the half interval the next grant now waits).
+ * answer). For keys at 10 requests a second or more the gate passes one interval as the lead (a
+ * few ms more as the lookahead), so a saturated line asks for the next slot at the very moment its
+ * last grant is due to be sent: the two timers fire in one wake-up of the process (issue 13: a
+ * wake-up at 20 a second is worth more than the half interval the next grant now waits). A process
+ * of an older version, which asks half an interval ahead, gets almost no slot of a key it shares
+ * with this one: upgrade every process that uses a key together (README, "Scaling out").
  *
  * Fail closed (ARCHITECTURE invariant 3): with `check epoch`, a grant needs the deployment's epoch
  * key, which only a reconcile from Postgres writes, so a Redis that lost its keys (FLUSHDB, a
@@ -71,9 +72,11 @@ end
  * `budget expected` a grant needs the job's budget key. Either missing answers {'lost', what}.
  *
  * A process lines its waiters up (wait-line.ts) and asks for them one call at a time per open key,
- * so a grant also tells it what to do next: `ready` = how many other keys have a slot within the
- * lookahead now (that many more calls may go at once), `nextUs` = when the earliest other slot
- * opens ('' when none is live), so the line sleeps until then instead of polling. The granted key's
+ * so a grant also tells it what to do next: `ready` = how many keys have a slot within the
+ * lookahead now, the one just granted included (an idle key's next slot is one interval away,
+ * within the lookahead: that many more calls may go at once), `nextUs` = when to ask for the
+ * earliest slot of the keys that are not ready ('' when every live key is ready, or none is live:
+ * ask at once), so the line sleeps until then instead of polling. The granted key's
  * `strikes` ride along: a clean answer on a key without strikes need not be reported (REPORT_LUA
  * would change nothing).
  *

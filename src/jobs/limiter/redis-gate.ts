@@ -46,10 +46,14 @@ const WAITER_TTL_MS = 1000;
  */
 const WATCH_MAX_SLEEP_MS = WAITER_TTL_MS / 2;
 const MAX_SLEEP_MS = 1000;
-/** How much earlier than its lead a line's ask may reach Redis and still be granted (timers may fire a ms or two early). */
+/**
+ * How much the lookahead exceeds the lead: an ask reaches Redis after the time it was told (its
+ * timer fires no earlier, and the answer and the ask cross the network), so this only absorbs the
+ * rounding of the times passed between them.
+ */
 const ASK_SLACK_MS = 3;
-/** Intervals up to this long (10 requests a second a key and faster) are asked for a whole interval ahead (see #leadMs). */
-const WHOLE_INTERVAL_LEAD_MAX_MS = 100;
+/** Keys at this many requests a second or more are asked for a whole interval ahead (see #leadMs). */
+const WHOLE_INTERVAL_LEAD_MIN_RATE = 10;
 /** Answers REPORT_LUA acts on whatever the key's strikes; any other is only worth a call when it takes a strike away. */
 const ALWAYS_REPORTED = new Set([429, 401, 402, 403]);
 
@@ -125,10 +129,10 @@ export class RedisGate implements RequestGate {
     this.#intervalMs = (1000 + this.#headroomMs) / options.ratePerKey;
     // The line asks for a key's next slot one interval ahead, that is when the grant before it is
     // sent, so that both timers fire in one wake-up of the process (ACQUIRE_LUA, `lead`): at 20
-    // requests a second that is one wake-up a page fewer. A slower key keeps the half interval it
-    // had (a grant is never held longer than needed: an abort meanwhile cannot take it back), and
-    // the lookahead adds ASK_SLACK_MS so that a timer that fired a little early is still granted.
-    this.#leadMs = Math.max(this.#intervalMs / 2, Math.min(this.#intervalMs, WHOLE_INTERVAL_LEAD_MAX_MS));
+    // requests a second that is one wake-up a page fewer. A key slower than 10 a second, where
+    // wake-ups are few, keeps the half interval it had: a grant is held no longer than before (an
+    // abort meanwhile cannot take it back, and a watch waits behind it).
+    this.#leadMs = options.ratePerKey >= WHOLE_INTERVAL_LEAD_MIN_RATE ? this.#intervalMs : this.#intervalMs / 2;
     this.#recheckMs = options.recheckMs ?? DEFAULT_RECHECK_MS;
     this.#reserve = options.watchReserve;
     this.#logger = (options.logger ?? silentLogger).child({ component: 'limiter' });
@@ -377,7 +381,7 @@ export class RedisGate implements RequestGate {
     try {
       const { grant, grantedBefore, delayMs } = await lane.line.join(ask, signal, retry);
       this.#stats.grants++;
-      // The slot is ours and at most an interval away: wait for it even when aborted,
+      // The slot is ours and at most the lookahead away: wait for it even when aborted,
       // so a grant that spent quota and budget is always handed out and used.
       if (delayMs > 0) await sleep(Math.ceil(delayMs), undefined);
       return { grant, grantedBefore };

@@ -51,7 +51,7 @@ export interface AcquireCall {
   headroomCapMs: number;
   /** How far ahead of a slot a grant may be taken. */
   lookaheadMs: number;
-  /** How far ahead of a key's next slot the line is told to ask again (at most lookaheadMs; see ACQUIRE_LUA). */
+  /** How far ahead of a key's next slot the line is told to ask again (the gate passes at most lookaheadMs; see ACQUIRE_LUA). */
   leadMs: number;
   reserve: number;
   waiterTtlMs: number;
@@ -69,9 +69,9 @@ export type AcquireReply =
       slotAt: number;
       /** The granted key's consecutive 429s when granted. */
       strikes: number;
-      /** Other keys with a slot open now (more calls may go at once). */
+      /** Keys with a slot within the lookahead now, the one just granted included (more calls may go at once). */
       ready: number;
-      /** When the earliest key that is not ready opens, from now; null when none is live. */
+      /** When to ask for the earliest slot of the keys that are not ready, from now; null: ask at once (every live key is ready, or none is live). */
       nextMs: number | null;
     }
   | { kind: 'wait'; waitMs: number }

@@ -5,7 +5,7 @@
  * grant, 64 waiters 122, 200 waiters on 10 keys 28 (each ~0.2 ms of socket write on the bench
  * machine). Now only the front of the line asks, and each answer says when to ask next:
  *
- * - granted: the waiter leaves with its grant; `ready` other keys are open now, so that many calls
+ * - granted: the waiter leaves with its grant; `ready` keys are open now, so that many calls
  *   go at once (10 keys can still be granted 200/s from one process), else the line sleeps until
  *   the next key opens;
  * - wait: the asker keeps its place at the front and the line sleeps until the slot it was told
