@@ -13,6 +13,12 @@ export interface AcquireOptions {
   signal?: AbortSignal;
   /** This attempt repeats one that failed (429, 5xx): the gate serves it before first attempts. */
   retry?: boolean;
+  /**
+   * Pages the walk still expects after this request (an estimate, with `jobId`): of one job's
+   * requests waiting in a process, the gate serves the one with the most left first, so the job's
+   * walks end together. The job's place among other jobs' requests does not change.
+   */
+  remainingPages?: number;
 }
 
 export interface Grant {

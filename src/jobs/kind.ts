@@ -70,6 +70,12 @@ export interface PageVerdict {
   note?: string;
   /** Split off part of the remaining range, if the job has room for another walking slice. */
   split?: SplitProposal;
+  /**
+   * Pages the walk still expects after its next one, as far as this page tells: the next page's
+   * request waits in the limiter's line ahead of its job's walks that expect fewer
+   * (AcquireOptions.remainingPages), so they end together.
+   */
+  remainingPages?: number;
 }
 
 /** The page handler of one slice kind: fetch the page at `cursor` (null: the first). */
@@ -90,8 +96,11 @@ export interface SliceHandler<P = unknown> {
    * row, HARVEST_MAX_STALE_PAGES pages with nothing new) do not end it: its empty pages still move on.
    */
   readonly endsByItself?: boolean;
-  /** Pure: stop, note or split after this page. `firstPage`: the walk's first page (no cursor). */
-  afterPage?(params: P, page: FetchedPage, info: { firstPage: boolean }): PageVerdict;
+  /**
+   * Pure: stop, note or split after this page. `firstPage`: the walk's first page (no cursor);
+   * `pagesBefore`: the pages the slice committed before this one (the runner always says).
+   */
+  afterPage?(params: P, page: FetchedPage, info: { firstPage: boolean; pagesBefore?: number }): PageVerdict;
   /**
    * Pure: how to hand half of what another walking slice still has to walk to a new slice, from
    * what it committed so far (pages, newest and oldest page tweet ids); with `remainingPages`, the

@@ -167,7 +167,7 @@ export async function runSlice(sliceId: string, deps: SliceRunnerDeps): Promise<
       progressed = true;
       pageRequests = 0;
       const fetchedAt = performance.now();
-      const verdict = handler.afterPage?.(params, page, { firstPage: cursor === null }) ?? {};
+      const verdict: PageVerdict = handler.afterPage?.(params, page, { firstPage: cursor === null, pagesBefore: slice.pages }) ?? {};
       const plan = nextStepOf(slice, page, verdict, log, handler);
       // Only while the walk goes on even if this page brings nothing new: one more stale page
       // would end it (maxStalePages), and a page fetched ahead then is a request spent for nothing.
@@ -182,7 +182,7 @@ export async function runSlice(sliceId: string, deps: SliceRunnerDeps): Promise<
         !deps.signal.aborted &&
         (jobStopAt === null || !jobStopAt(slice.job.tweets + page.tweets.length))
       ) {
-        ahead = fetchAhead(handler, params, plan.next, ctx);
+        ahead = fetchAhead(handler, params, plan.next, verdict.remainingPages === undefined ? ctx : withRemaining(ctx, verdict.remainingPages));
       }
       const step = await commitAndDecide(slice, lease, page, verdict, plan, attempts, deps, log, ahead?.fetched ?? null);
       committed = true;
@@ -273,6 +273,11 @@ export async function runSlice(sliceId: string, deps: SliceRunnerDeps): Promise<
 async function stopForPause(sliceId: string, pool: Pool): Promise<TaskOutcome> {
   const now = await loadSliceForRun(pool, sliceId);
   return now !== null && now.status === SliceStatus.PENDING && isLiveJobStatus(now.job.status) ? { kind: 'later', atMs: Date.now() } : { kind: 'done' };
+}
+
+/** The page's call options with the walk's estimate of what is left after it (PageVerdict.remainingPages). */
+function withRemaining(ctx: SliceContext, remainingPages: number): SliceContext {
+  return { client: ctx.client, call: { ...ctx.call, remainingPages }, sliceId: ctx.sliceId, logger: ctx.logger, db: ctx.db };
 }
 
 // Module scope, not closures made per page (docs/architecture.md, "Worker CPU").

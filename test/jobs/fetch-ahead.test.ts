@@ -4,7 +4,8 @@
  * (waitsFor); a page fetched ahead that the walk will not commit (the commit ended the job, a
  * pause landed meanwhile, the commit threw) still has its request recorded, once; on shutdown a
  * page already fetched ahead is committed; and pages still commit one after another in cursor
- * order, to the exact set.
+ * order, to the exact set. A page fetched ahead asks the limiter with the walk's estimate of the
+ * pages it has left, so a job's longest walks go first.
  */
 import { describe, expect, it } from 'vitest';
 import { reconcile } from '../../src/jobs/reconcile.ts';
@@ -14,7 +15,7 @@ import type { CommitOptions } from '../../src/store/group-commit.ts';
 import { StaleSliceError } from '../../src/store/errors.ts';
 import { setJobControl } from '../../src/store/job-control.ts';
 import { jobTweetIds, useHarness } from '../helpers/harness.ts';
-import { requestsRecorded, runnerDeps } from '../helpers/slice-runner.ts';
+import { requestsRecorded, runnerDeps, withSearch } from '../helpers/slice-runner.ts';
 import { getSlice } from '../helpers/store-rows.ts';
 import { expectedSearchIds } from './ground-truth.ts';
 
@@ -127,6 +128,26 @@ describe('walks that fetch ahead of their commits', () => {
     expect(served() - start).toBe(5);
     expect(await getSlice(h.services.pool, sliceId)).toMatchObject({ pages: 5, cursor: seen[4]!.nextCursor });
     expect(await recorded(jobId)).toEqual({ logged: 5, spent: 5 });
+  });
+
+  it("a page fetched ahead tells the limiter its job and how many pages its walk still expects, down to none at the walk's end", { timeout: 20_000 }, async () => {
+    const pool = h.services.pool;
+    const jobId = await h.submit({ kind: 'search', params: { query: 'lang:en', since: '2026-09-01', until: '2026-10-31' } });
+    const { rows } = await pool.query<{ id: string }>('SELECT id::text FROM job_slices WHERE job_id = $1::bigint ORDER BY id LIMIT 1', [jobId]);
+    await reconcile({ pool, queues: h.services.queues, budgets: h.services.gate });
+    const asked: Array<{ jobId: string | undefined; remainingPages: number | undefined }> = [];
+    const client = withSearch(h.services.client, (real) => (params, options) => {
+      asked.push({ jobId: options?.jobId, remainingPages: options?.remainingPages });
+      return real(params, options);
+    });
+    expect(await runSlice(rows[0]!.id, runnerDeps({ pool, client }))).toEqual({ kind: 'done' });
+    expect(asked.length).toBeGreaterThanOrEqual(4);
+    // The first page is fetched with nothing known of the walk; each page fetched ahead says.
+    expect(asked[0]!.remainingPages).toBeUndefined();
+    const estimates = asked.slice(1).map((a) => a.remainingPages!);
+    expect(asked.slice(1).every((a) => a.jobId === jobId && typeof a.remainingPages === 'number')).toBe(true);
+    expect(estimates[0]!).toBeGreaterThan(estimates.at(-1)!);
+    expect(estimates.at(-1)!).toBeLessThan(2);
   });
 
   it('a page that may reach --max-tweets fetches nothing ahead: the walk that stops there spends one request', { timeout: 20_000 }, async () => {

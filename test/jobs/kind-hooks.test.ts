@@ -34,6 +34,20 @@ describe('search: afterPage', () => {
     expect(searchSlice.afterPage!(handedOver, page([tweetAt(T0 + 4 * DAY)]), { firstPage: false }).stop).toMatch(/handed to another slice/);
   });
 
+  it('estimates the pages left after the next one at the density the walk met so far', () => {
+    // 4 pages so far (3 before this one) from the top of the range down to day 8: 0.5 day a page,
+    // 8 days left below, the next page already on its way: 15.
+    const walked = page([tweetAt(T0 + 8 * DAY + 3_600_000), tweetAt(T0 + 8 * DAY)]);
+    expect(searchSlice.afterPage!(base, walked, { firstPage: false, pagesBefore: 3 }).remainingPages).toBeCloseTo(15);
+    // Down to where it handed the rest over, not to its start.
+    expect(searchSlice.afterPage!({ ...base, stopBelowMs: T0 + 6 * DAY }, walked, { firstPage: false, pagesBefore: 3 }).remainingPages).toBeCloseTo(3);
+    // Not told how many came before: the page's own density (an hour a page), never below 0.
+    expect(searchSlice.afterPage!(base, walked, { firstPage: false }).remainingPages).toBeCloseTo(8 * 24 - 1);
+    expect(searchSlice.afterPage!(base, page([tweetAt(T0 + 1000), tweetAt(T0)]), { firstPage: false, pagesBefore: 9 }).remainingPages).toBe(0);
+    // A popular walk has no order to estimate by; a watch pass is one slice.
+    expect(searchSlice.afterPage!({ ...base, order: 'popular' }, walked, { firstPage: false, pagesBefore: 3 }).remainingPages).toBeUndefined();
+  });
+
   it('a slice without a start (no --since) never splits', () => {
     const { sinceMs: _omit, ...noStart } = base;
     expect(searchSlice.afterPage!(noStart, page([tweetAt(T0 + 9 * DAY), tweetAt(T0 + 9 * DAY + 1000)]), { firstPage: true }).split).toBeUndefined();

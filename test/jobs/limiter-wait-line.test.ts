@@ -1,7 +1,8 @@
 /**
  * The limiter's in-process waiting line (wait-line.ts), with scripted answers in place of Redis:
  * only its front asks, it sleeps until the slot it was told about, a refusal or an abort takes out
- * one waiter only, and a grant whose call was already out is never lost to an abort.
+ * one waiter only, a grant whose call was already out is never lost to an abort, and of one job's
+ * waiters the one that expects the most pages after its request goes first, in its job's place.
  */
 import { describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/errors.ts';
@@ -152,5 +153,45 @@ describe('WaitLine', () => {
     });
     expect(value).toBe('late');
     expect(at[2]!).toBeLessThan(200);
+  });
+
+  it("serves a job's waiter that expects the most pages left in the job's own place, and other jobs' places in their order", async () => {
+    const line = new WaitLine<string>({ concurrency: 1, maxSleepMs: 1000 });
+    let open = false;
+    const ask = (who: string) => async (): Promise<LineStep<string>> =>
+      open ? { kind: 'granted', value: who, ready: 0, nextMs: 0 } : { kind: 'wait', waitMs: 30 };
+    const order: string[] = [];
+    const A = (weight: number) => ({ group: 'job-a', weight });
+    const B = (weight: number) => ({ group: 'job-b', weight });
+    // 'a1' reaches the front alone and is told to wait; the others queue behind it meanwhile.
+    const joined = [line.join(ask('a1'), undefined, false, A(1))];
+    await tick(5);
+    joined.push(line.join(ask('b5'), undefined, false, B(5)));
+    joined.push(line.join(ask('a9'), undefined, false, A(9)));
+    joined.push(line.join(ask('a?'))); // no estimate: served in its place, never passed over for one
+    joined.push(line.join(ask('a3'), undefined, false, A(3)));
+    joined.push(line.join(ask('b10'), undefined, false, B(10)));
+    open = true;
+    await Promise.all(joined.map((p) => p.then((v) => order.push(v))));
+    // Places were queued A B A A A B; they are served in that order, each by its job's waiter with
+    // the most left. FIFO would read a1 b5 a9 a? a3 b10.
+    expect(order).toEqual(['a9', 'b10', 'a3', 'a?', 'a1', 'b5']);
+  });
+
+  it('serves a retry before a waiter of its job that expects more pages', async () => {
+    const line = new WaitLine<string>({ concurrency: 1, maxSleepMs: 1000 });
+    let open = false;
+    const ask = (who: string) => async (): Promise<LineStep<string>> =>
+      open ? { kind: 'granted', value: who, ready: 0, nextMs: 0 } : { kind: 'wait', waitMs: 30 };
+    const order: string[] = [];
+    const joined = [line.join(ask('first'), undefined, false, { group: 'job', weight: 2 })];
+    await tick(5);
+    joined.push(line.join(ask('long'), undefined, false, { group: 'job', weight: 50 }));
+    joined.push(line.join(ask('retry'), undefined, true, { group: 'job', weight: 0 }));
+    open = true;
+    await Promise.all(joined.map((p) => p.then((v) => order.push(v))));
+    // The retry goes before every first attempt, whatever they expect; then 'long' trades places
+    // with 'first', its job's front waiter.
+    expect(order).toEqual(['retry', 'long', 'first']);
   });
 });

@@ -192,7 +192,7 @@ export const searchSlice: SliceHandler<SearchSliceParams> = {
     );
     return { ...tweetPage('POST /v3/search-tweets', page), nextCursor: resumeNextCursor(segment.below, page.nextCursor, page.nextCursor === null) };
   },
-  afterPage(p, page) {
+  afterPage(p, page, info) {
     const verdict: PageVerdict = {};
     if (p.pass !== undefined) {
       // A watch pass never splits (one slice per pass); since_id: bounds it, this only guards.
@@ -207,6 +207,8 @@ export const searchSlice: SliceHandler<SearchSliceParams> = {
     }
     const split = proposeSplit(p, page.tweets);
     if (split) verdict.split = split;
+    const remaining = remainingPagesBelow(p, page.tweets, info.pagesBefore);
+    if (remaining !== undefined) verdict.remainingPages = remaining;
     return verdict;
   },
   splitRemainder(p, progress) {
@@ -229,6 +231,29 @@ export const searchSlice: SliceHandler<SearchSliceParams> = {
     return { stopBelowMs: at, previousStopBelowMs: p.stopBelowMs ?? null, childParams, remainingPages: (walked - floor) / msPerPage };
   },
 };
+
+/**
+ * Pages this walk expects after its next one: the range below the page's oldest tweet at the
+ * density the walk met so far (from the top of its range over its pages; the page's own, when the
+ * runner did not say how many came before), less the page fetched next (the runner fetches it
+ * while this one commits). One page's density alone misjudged walks by half or double, and a
+ * walk judged short waited behind its job's others for seconds.
+ */
+function remainingPagesBelow(p: SearchSliceParams, tweets: Parameters<typeof oldestMs>[0], pagesBefore: number | undefined): number | undefined {
+  if (p.order !== 'latest' || p.sinceMs === undefined || tweets.length === 0) return undefined;
+  const oldest = oldestMs(tweets);
+  if (oldest === null) return undefined;
+  let msPerPage: number;
+  if (pagesBefore !== undefined && p.untilMs !== undefined && p.untilMs > oldest) {
+    msPerPage = (p.untilMs - oldest) / (pagesBefore + 1);
+  } else {
+    const newest = newestMs(tweets);
+    if (newest === null || !(newest > oldest)) return undefined;
+    msPerPage = newest - oldest;
+  }
+  const floor = Math.max(p.sinceMs, p.stopBelowMs ?? p.sinceMs);
+  return Math.max(0, (oldest - floor) / msPerPage - 1);
+}
 
 /**
  * A dense slice hands the older half of what it still has to walk to a new slice (the runner

@@ -25,7 +25,7 @@ import { DEFAULT_KEY_NAMESPACE } from './namespace.ts';
 import { ScheduleKeys } from './schedule-keys.ts';
 import { LimiterStateLostError } from './state-lost.ts';
 import { UNKNOWN_SYNC_BACKOFF_MS, UnknownQuotaSyncs } from './unknown-quota.ts';
-import { WaitLine, type LineStep } from './wait-line.ts';
+import { WaitLine, type LineOrder, type LineStep } from './wait-line.ts';
 import { ClockOffset } from './clock-offset.ts';
 
 export type { FetchUsage, KeyState, LimiterStats, QuotaSyncResult, RedisGateOptions, RedisGrant, Usage };
@@ -143,8 +143,9 @@ export class RedisGate implements RequestGate {
   acquire(options: AcquireOptions = {}): Promise<RedisGrant> {
     // A gate with no key only reads (a process that looks: Services' keyless).
     if (this.#names.length === 0) return Promise.reject(new ConfigError('HARVEST_API_KEYS is not set: the limiter has no key to grant a request on'));
-    const { priority = 'backfill', jobId, signal, retry = false } = options;
-    return this.#acquireWithCount(priority, this.#names, jobId, signal, retry).then((r) => r.grant);
+    const { priority = 'backfill', jobId, signal, retry = false, remainingPages } = options;
+    const order = jobId !== undefined && remainingPages !== undefined ? { group: jobId, weight: remainingPages } : undefined;
+    return this.#acquireWithCount(priority, this.#names, jobId, signal, retry, order).then((r) => r.grant);
   }
 
   async #budgetExpected(jobId: string): Promise<boolean> {
@@ -345,6 +346,7 @@ export class RedisGate implements RequestGate {
     jobId: string | undefined,
     signal: AbortSignal | undefined,
     retry = false,
+    order?: LineOrder,
   ): Promise<{ grant: RedisGrant; grantedBefore: number }> {
     const guarded = jobId !== undefined && this.#schedule !== null;
     const budgetMode = guarded && (await this.#budgetExpected(jobId)) ? 'expected' : 'present';
@@ -379,7 +381,7 @@ export class RedisGate implements RequestGate {
       return this.#stepOf(reply, mode, jobId, sentAt);
     };
     try {
-      const { grant, grantedBefore, delayMs } = await lane.line.join(ask, signal, retry);
+      const { grant, grantedBefore, delayMs } = await lane.line.join(ask, signal, retry, order);
       this.#stats.grants++;
       // The slot is ours and at most the lookahead away: wait for it even when aborted,
       // so a grant that spent quota and budget is always handed out and used.

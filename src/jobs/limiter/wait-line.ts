@@ -13,6 +13,11 @@
  * - refused: only that waiter leaves with the error (its job's budget or epoch, no key left), the
  *   line behind it asks on at once.
  *
+ * Who asks next: the front of the line, except that a waiter of the same job that expects more
+ * pages after its request trades places with it (`order`): each place is still served in the order
+ * it was queued, for the job that queued it, but of one job's walks the one with the most left
+ * goes first, so they end together instead of the longest trailing alone at the job's end.
+ *
  * At most `concurrency` calls are out at a time. An aborted waiter leaves the line at once, unless
  * its call is already out: then the answer decides, and a grant (quota and budget already spent)
  * is handed out anyway, so it is used rather than lost.
@@ -35,10 +40,20 @@ export interface WaitLineOptions {
   maxSleepMs: number;
 }
 
+/**
+ * A waiter's claim to go before others of its group (a job): `weight`, the pages its walk still
+ * expects after this request.
+ */
+export interface LineOrder {
+  readonly group: string;
+  readonly weight: number;
+}
+
 interface Entry<T> {
   readonly ask: () => Promise<LineStep<T>>;
   /** A retry: served before every waiter that has not failed yet (after earlier retries). */
   readonly front: boolean;
+  readonly order: LineOrder | undefined;
   readonly signal: AbortSignal | undefined;
   readonly resolve: (value: T) => void;
   readonly reject: (error: unknown) => void;
@@ -81,13 +96,15 @@ export class WaitLine<T> {
    * `front` (a retry after a failed attempt) goes ahead of first attempts: a page that met a 429
    * and waited for the next second must not rejoin at the back, where, behind a full line, its
    * slot lands a fixed distance after the cool-down every time and can meet the next refusal too.
+   * `order`: see the top of this file.
    */
-  join(ask: () => Promise<LineStep<T>>, signal?: AbortSignal, front = false): Promise<T> {
+  join(ask: () => Promise<LineStep<T>>, signal?: AbortSignal, front = false, order?: LineOrder): Promise<T> {
     if (signal?.aborted) return Promise.reject(new AbortedError());
     return new Promise<T>((resolve, reject) => {
       const entry: Entry<T> = {
         ask,
         front,
+        order,
         signal,
         resolve,
         reject,
@@ -118,7 +135,7 @@ export class WaitLine<T> {
         this.#wakeIn(waitMs);
         return;
       }
-      const entry = this.#queue.shift() as Entry<T>;
+      const entry = this.#takeNext();
       this.#credits--;
       this.#inFlight++;
       void this.#call(entry);
@@ -167,6 +184,34 @@ export class WaitLine<T> {
     // The last waiter left: no wake-up is due for anyone.
     if (this.#queue.length === 0) this.#clearTimer();
     this.#pump();
+  }
+
+  /**
+   * The front waiter, or the waiter of its group that expects the most pages after its request,
+   * if more than it does (the first of equals), which then takes the front's place while the front
+   * waiter takes its. A retry, and a waiter with no order, is served as it stands.
+   */
+  #takeNext(): Entry<T> {
+    const queue = this.#queue;
+    const head = queue[0] as Entry<T>;
+    const order = head.order;
+    if (head.front || order === undefined) return queue.shift() as Entry<T>;
+    let best = 0;
+    let weight = order.weight;
+    for (let i = 1; i < queue.length; i++) {
+      const other = (queue[i] as Entry<T>).order;
+      if (other !== undefined && other.group === order.group && other.weight > weight && !(queue[i] as Entry<T>).front) {
+        best = i;
+        weight = other.weight;
+      }
+    }
+    if (best === 0) return queue.shift() as Entry<T>;
+    // The two trade places: the front's place is spent, the waiter passed over takes the later
+    // one, and the line behind moves up as before (a job's low waiter never holds the front).
+    const chosen = queue[best] as Entry<T>;
+    queue[best] = head;
+    queue.shift();
+    return chosen;
   }
 
   /** The asker keeps its place at the front, unless it was aborted while its call was out. */
