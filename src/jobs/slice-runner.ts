@@ -275,9 +275,13 @@ async function stopForPause(sliceId: string, pool: Pool): Promise<TaskOutcome> {
   return now !== null && now.status === SliceStatus.PENDING && isLiveJobStatus(now.job.status) ? { kind: 'later', atMs: Date.now() } : { kind: 'done' };
 }
 
-/** The page's call options with the walk's estimate of what is left after it (PageVerdict.remainingPages). */
+/**
+ * The page's call options with the walk's estimate of what is left after it (PageVerdict.remainingPages).
+ * Made before the commit applies a split of this page or another slice's ending splits this one:
+ * a request already waiting may then claim up to twice its walk's new remainder, once.
+ */
 function withRemaining(ctx: SliceContext, remainingPages: number): SliceContext {
-  return { client: ctx.client, call: { ...ctx.call, remainingPages }, sliceId: ctx.sliceId, logger: ctx.logger, db: ctx.db };
+  return { ...ctx, call: { ...ctx.call, remainingPages } };
 }
 
 // Module scope, not closures made per page (docs/architecture.md, "Worker CPU").

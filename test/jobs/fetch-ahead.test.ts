@@ -141,11 +141,12 @@ describe('walks that fetch ahead of their commits', () => {
       return real(params, options);
     });
     expect(await runSlice(rows[0]!.id, runnerDeps({ pool, client }))).toEqual({ kind: 'done' });
-    expect(asked.length).toBeGreaterThanOrEqual(4);
-    // The first page is fetched with nothing known of the walk; each page fetched ahead says.
+    // The first page is fetched with nothing known of the walk; the pages fetched ahead say, each
+    // for the job it spends.
     expect(asked[0]!.remainingPages).toBeUndefined();
-    const estimates = asked.slice(1).map((a) => a.remainingPages!);
-    expect(asked.slice(1).every((a) => a.jobId === jobId && typeof a.remainingPages === 'number')).toBe(true);
+    expect(asked.every((a) => a.jobId === jobId)).toBe(true);
+    const estimates = asked.flatMap((a) => (a.remainingPages === undefined ? [] : [a.remainingPages]));
+    expect(estimates.length).toBeGreaterThanOrEqual(3);
     expect(estimates[0]!).toBeGreaterThan(estimates.at(-1)!);
     expect(estimates.at(-1)!).toBeLessThan(2);
   });

@@ -44,8 +44,12 @@ describe('search: afterPage', () => {
     // Not told how many came before: the page's own density (an hour a page), never below 0.
     expect(searchSlice.afterPage!(base, walked, { firstPage: false }).remainingPages).toBeCloseTo(8 * 24 - 1);
     expect(searchSlice.afterPage!(base, page([tweetAt(T0 + 1000), tweetAt(T0)]), { firstPage: false, pagesBefore: 9 }).remainingPages).toBe(0);
+    // No top of range (no --until on a walk): the page's own density.
+    const { untilMs: _top, ...noTop } = base;
+    expect(searchSlice.afterPage!(noTop, walked, { firstPage: false, pagesBefore: 3 }).remainingPages).toBeCloseTo(8 * 24 - 1);
     // A popular walk has no order to estimate by; a watch pass is one slice.
     expect(searchSlice.afterPage!({ ...base, order: 'popular' }, walked, { firstPage: false, pagesBefore: 3 }).remainingPages).toBeUndefined();
+    expect(searchSlice.afterPage!({ ...base, pass: 2, watermarkId: '1' }, walked, { firstPage: false, pagesBefore: 3 }).remainingPages).toBeUndefined();
   });
 
   it('a slice without a start (no --since) never splits', () => {

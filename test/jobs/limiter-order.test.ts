@@ -26,9 +26,10 @@ describe('the gate serves a job’s longest walk first', () => {
     await gate.acquire({ jobId: 'warm' });
     const order: string[] = [];
     const wait = (name: string, options: { jobId: string; remainingPages?: number }) => gate.acquire(options).then(() => order.push(name));
-    // 'a' reaches the front alone and asks at once; the rest queue behind it in this order.
+    // 'a' reaches the front alone (no estimate: served where it stands, whether or not it is told
+    // to wait); the rest queue behind it in this order.
     await Promise.all([
-      wait('a', { jobId: 'j', remainingPages: 1 }),
+      wait('a', { jobId: 'j' }),
       wait('b', { jobId: 'j', remainingPages: 2 }),
       wait('c', { jobId: 'k', remainingPages: 9 }),
       wait('d', { jobId: 'j', remainingPages: 8 }),

@@ -194,4 +194,50 @@ describe('WaitLine', () => {
     // with 'first', its job's front waiter.
     expect(order).toEqual(['retry', 'long', 'first']);
   });
+
+  it("keeps each job's places when the waiter that took one is told to wait, or the one passed over leaves", async () => {
+    const line = new WaitLine<string>({ concurrency: 1, maxSleepMs: 1000 });
+    let open = false;
+    const toldToWait = new Set(['a9']);
+    const leaving = new AbortController();
+    const ask = (who: string) => async (): Promise<LineStep<string>> => {
+      if (!open) return { kind: 'wait', waitMs: 30 };
+      // a9 takes a1's place and is told to wait once: it keeps that place, at the front.
+      if (toldToWait.delete(who)) return { kind: 'wait', waitMs: 5 };
+      // By a3's turn b5 was passed over for b10 (and moved to b10's place): it leaves now.
+      if (who === 'a3') leaving.abort();
+      return { kind: 'granted', value: who, ready: 0, nextMs: 0 };
+    };
+    const order: string[] = [];
+    const A = (weight: number) => ({ group: 'job-a', weight });
+    const B = (weight: number) => ({ group: 'job-b', weight });
+    const joined = [line.join(ask('a1'), undefined, false, A(1))];
+    await tick(5);
+    const gone = line.join(ask('b5'), leaving.signal, false, B(5));
+    joined.push(line.join(ask('a9'), undefined, false, A(9)));
+    joined.push(line.join(ask('a3'), undefined, false, A(3)));
+    joined.push(line.join(ask('b0'), undefined, false, B(0)));
+    joined.push(line.join(ask('b10'), undefined, false, B(10)));
+    open = true;
+    await Promise.all(joined.map((p) => p.then((v) => order.push(v))));
+    expect(await rejection(gone)).toMatchObject({ code: ErrorCode.ABORTED });
+    // Places A B A A B B: a9, b10, a3, a1, then b0 (b5 gone).
+    expect(order).toEqual(['a9', 'b10', 'a3', 'a1', 'b0']);
+    expect(line.idle).toBe(true);
+  });
+
+  it('serves a waiter passed over for maxPassedOverMs where it stands', async () => {
+    const line = new WaitLine<string>({ concurrency: 1, maxSleepMs: 1000, maxPassedOverMs: 20 });
+    let open = false;
+    const ask = (who: string) => async (): Promise<LineStep<string>> =>
+      open ? { kind: 'granted', value: who, ready: 0, nextMs: 0 } : { kind: 'wait', waitMs: 40 };
+    const order: string[] = [];
+    const joined = [line.join(ask('short'), undefined, false, { group: 'job', weight: 1 })];
+    await tick(5);
+    joined.push(line.join(ask('long'), undefined, false, { group: 'job', weight: 50 }));
+    open = true;
+    await Promise.all(joined.map((p) => p.then((v) => order.push(v))));
+    // 'short' had waited 40 ms at the front when its turn came: past the 20 allowed, so not passed over.
+    expect(order).toEqual(['short', 'long']);
+  });
 });

@@ -144,7 +144,8 @@ export class RedisGate implements RequestGate {
     // A gate with no key only reads (a process that looks: Services' keyless).
     if (this.#names.length === 0) return Promise.reject(new ConfigError('HARVEST_API_KEYS is not set: the limiter has no key to grant a request on'));
     const { priority = 'backfill', jobId, signal, retry = false, remainingPages } = options;
-    const order = jobId !== undefined && remainingPages !== undefined ? { group: jobId, weight: remainingPages } : undefined;
+    // An estimate that is not a count of pages (NaN, infinite, negative) orders nothing.
+    const order = jobId !== undefined && remainingPages !== undefined && Number.isFinite(remainingPages) && remainingPages >= 0 ? { group: jobId, weight: remainingPages } : undefined;
     return this.#acquireWithCount(priority, this.#names, jobId, signal, retry, order).then((r) => r.grant);
   }
 

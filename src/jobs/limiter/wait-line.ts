@@ -16,7 +16,8 @@
  * Who asks next: the front of the line, except that a waiter of the same job that expects more
  * pages after its request trades places with it (`order`): each place is still served in the order
  * it was queued, for the job that queued it, but of one job's walks the one with the most left
- * goes first, so they end together instead of the longest trailing alone at the job's end.
+ * goes first, so they end together instead of the longest trailing alone at the job's end (for at
+ * most MAX_PASSED_OVER_MS a waiter).
  *
  * At most `concurrency` calls are out at a time. An aborted waiter leaves the line at once, unless
  * its call is already out: then the answer decides, and a grant (quota and budget already spent)
@@ -38,7 +39,19 @@ export interface WaitLineOptions {
   concurrency: number;
   /** Longest sleep between two calls, whatever the limiter said. */
   maxSleepMs: number;
+  /** How long a waiter may be passed over for its job's longer walks (default MAX_PASSED_OVER_MS). */
+  maxPassedOverMs?: number;
 }
+
+/**
+ * A waiter that has waited this long is served in its place, whatever its job's others expect. Its
+ * estimate was made when it joined and it cannot ask again while it waits: a walk misjudged as
+ * nearly done (a lull below the top of its range, read on its first page) would otherwise wait
+ * until every other walk of its job came down to its estimate, and then trail alone. Served, its
+ * next page estimates again from more pages. Long enough for the job's last page cycles (each
+ * ~0.3–1 s) to be ordered.
+ */
+export const MAX_PASSED_OVER_MS = 5_000;
 
 /**
  * A waiter's claim to go before others of its group (a job): `weight`, the pages its walk still
@@ -54,6 +67,8 @@ interface Entry<T> {
   /** A retry: served before every waiter that has not failed yet (after earlier retries). */
   readonly front: boolean;
   readonly order: LineOrder | undefined;
+  /** performance.now() when it joined (0 without an order: never compared). */
+  readonly joinedAt: number;
   readonly signal: AbortSignal | undefined;
   readonly resolve: (value: T) => void;
   readonly reject: (error: unknown) => void;
@@ -63,6 +78,7 @@ interface Entry<T> {
 export class WaitLine<T> {
   readonly #concurrency: number;
   readonly #maxSleepMs: number;
+  readonly #maxPassedOverMs: number;
   readonly #queue: Entry<T>[] = [];
   #inFlight = 0;
   /** Calls that may start once `#notBefore` has passed, as the last answer told. */
@@ -75,6 +91,7 @@ export class WaitLine<T> {
   constructor(options: WaitLineOptions) {
     this.#concurrency = Math.max(1, options.concurrency);
     this.#maxSleepMs = options.maxSleepMs;
+    this.#maxPassedOverMs = options.maxPassedOverMs ?? MAX_PASSED_OVER_MS;
   }
 
   /** Waiters queued behind the calls that are out. */
@@ -105,6 +122,7 @@ export class WaitLine<T> {
         ask,
         front,
         order,
+        joinedAt: order === undefined ? 0 : performance.now(),
         signal,
         resolve,
         reject,
@@ -189,13 +207,14 @@ export class WaitLine<T> {
   /**
    * The front waiter, or the waiter of its group that expects the most pages after its request,
    * if more than it does (the first of equals), which then takes the front's place while the front
-   * waiter takes its. A retry, and a waiter with no order, is served as it stands.
+   * waiter takes its. A retry, a waiter with no order, and one that has waited maxPassedOverMs
+   * are served as they stand.
    */
   #takeNext(): Entry<T> {
     const queue = this.#queue;
     const head = queue[0] as Entry<T>;
     const order = head.order;
-    if (head.front || order === undefined) return queue.shift() as Entry<T>;
+    if (head.front || order === undefined || performance.now() - head.joinedAt >= this.#maxPassedOverMs) return queue.shift() as Entry<T>;
     let best = 0;
     let weight = order.weight;
     for (let i = 1; i < queue.length; i++) {
