@@ -19,6 +19,27 @@ async function rejection(promise: Promise<unknown>): Promise<unknown> {
   );
 }
 
+/** Answers 'wait' (`waitMs`) until opened, then grants at once: the first to join holds the front while others queue. */
+function closedUntilOpened(waitMs = 30): { ask: (who: string) => () => Promise<LineStep<string>>; open: () => void } {
+  let open = false;
+  return {
+    ask: (who) => async () => (open ? { kind: 'granted', value: who, ready: 0, nextMs: 0 } : { kind: 'wait', waitMs }),
+    open: () => {
+      open = true;
+    },
+  };
+}
+
+/** The waiters' values in the order they were granted. */
+async function servedOrder(joined: readonly Promise<string>[]): Promise<string[]> {
+  const order: string[] = [];
+  await Promise.all(joined.map((p) => p.then((v) => order.push(v))));
+  return order;
+}
+
+const A = (weight: number) => ({ group: 'job-a', weight });
+const B = (weight: number) => ({ group: 'job-b', weight });
+
 describe('WaitLine', () => {
   it('asks for one waiter at a time, first come first served, and sleeps until the slot it was told about', async () => {
     const line = new WaitLine<string>({ concurrency: 1, maxSleepMs: 1000 });
@@ -157,12 +178,7 @@ describe('WaitLine', () => {
 
   it("serves a job's waiter that expects the most pages left in the job's own place, and other jobs' places in their order", async () => {
     const line = new WaitLine<string>({ concurrency: 1, maxSleepMs: 1000 });
-    let open = false;
-    const ask = (who: string) => async (): Promise<LineStep<string>> =>
-      open ? { kind: 'granted', value: who, ready: 0, nextMs: 0 } : { kind: 'wait', waitMs: 30 };
-    const order: string[] = [];
-    const A = (weight: number) => ({ group: 'job-a', weight });
-    const B = (weight: number) => ({ group: 'job-b', weight });
+    const { ask, open } = closedUntilOpened();
     // 'a1' reaches the front alone and is told to wait; the others queue behind it meanwhile.
     const joined = [line.join(ask('a1'), undefined, false, A(1))];
     await tick(5);
@@ -171,28 +187,23 @@ describe('WaitLine', () => {
     joined.push(line.join(ask('a?'))); // no estimate: served in its place, never passed over for one
     joined.push(line.join(ask('a3'), undefined, false, A(3)));
     joined.push(line.join(ask('b10'), undefined, false, B(10)));
-    open = true;
-    await Promise.all(joined.map((p) => p.then((v) => order.push(v))));
+    open();
     // Places were queued A B A A A B; they are served in that order, each by its job's waiter with
     // the most left. FIFO would read a1 b5 a9 a? a3 b10.
-    expect(order).toEqual(['a9', 'b10', 'a3', 'a?', 'a1', 'b5']);
+    expect(await servedOrder(joined)).toEqual(['a9', 'b10', 'a3', 'a?', 'a1', 'b5']);
   });
 
   it('serves a retry before a waiter of its job that expects more pages', async () => {
     const line = new WaitLine<string>({ concurrency: 1, maxSleepMs: 1000 });
-    let open = false;
-    const ask = (who: string) => async (): Promise<LineStep<string>> =>
-      open ? { kind: 'granted', value: who, ready: 0, nextMs: 0 } : { kind: 'wait', waitMs: 30 };
-    const order: string[] = [];
-    const joined = [line.join(ask('first'), undefined, false, { group: 'job', weight: 2 })];
+    const { ask, open } = closedUntilOpened();
+    const joined = [line.join(ask('first'), undefined, false, A(2))];
     await tick(5);
-    joined.push(line.join(ask('long'), undefined, false, { group: 'job', weight: 50 }));
-    joined.push(line.join(ask('retry'), undefined, true, { group: 'job', weight: 0 }));
-    open = true;
-    await Promise.all(joined.map((p) => p.then((v) => order.push(v))));
+    joined.push(line.join(ask('long'), undefined, false, A(50)));
+    joined.push(line.join(ask('retry'), undefined, true, A(0)));
+    open();
     // The retry goes before every first attempt, whatever they expect; then 'long' trades places
     // with 'first', its job's front waiter.
-    expect(order).toEqual(['retry', 'long', 'first']);
+    expect(await servedOrder(joined)).toEqual(['retry', 'long', 'first']);
   });
 
   it("keeps each job's places when the waiter that took one is told to wait, or the one passed over leaves", async () => {
@@ -208,9 +219,6 @@ describe('WaitLine', () => {
       if (who === 'a3') leaving.abort();
       return { kind: 'granted', value: who, ready: 0, nextMs: 0 };
     };
-    const order: string[] = [];
-    const A = (weight: number) => ({ group: 'job-a', weight });
-    const B = (weight: number) => ({ group: 'job-b', weight });
     const joined = [line.join(ask('a1'), undefined, false, A(1))];
     await tick(5);
     const gone = line.join(ask('b5'), leaving.signal, false, B(5));
@@ -219,7 +227,7 @@ describe('WaitLine', () => {
     joined.push(line.join(ask('b0'), undefined, false, B(0)));
     joined.push(line.join(ask('b10'), undefined, false, B(10)));
     open = true;
-    await Promise.all(joined.map((p) => p.then((v) => order.push(v))));
+    const order = await servedOrder(joined);
     expect(await rejection(gone)).toMatchObject({ code: ErrorCode.ABORTED });
     // Places A B A A B B: a9, b10, a3, a1, then b0 (b5 gone).
     expect(order).toEqual(['a9', 'b10', 'a3', 'a1', 'b0']);
@@ -228,16 +236,12 @@ describe('WaitLine', () => {
 
   it('serves a waiter passed over for maxPassedOverMs where it stands', async () => {
     const line = new WaitLine<string>({ concurrency: 1, maxSleepMs: 1000, maxPassedOverMs: 20 });
-    let open = false;
-    const ask = (who: string) => async (): Promise<LineStep<string>> =>
-      open ? { kind: 'granted', value: who, ready: 0, nextMs: 0 } : { kind: 'wait', waitMs: 40 };
-    const order: string[] = [];
-    const joined = [line.join(ask('short'), undefined, false, { group: 'job', weight: 1 })];
+    const { ask, open } = closedUntilOpened(40);
+    const joined = [line.join(ask('short'), undefined, false, A(1))];
     await tick(5);
-    joined.push(line.join(ask('long'), undefined, false, { group: 'job', weight: 50 }));
-    open = true;
-    await Promise.all(joined.map((p) => p.then((v) => order.push(v))));
+    joined.push(line.join(ask('long'), undefined, false, A(50)));
+    open();
     // 'short' had waited 40 ms at the front when its turn came: past the 20 allowed, so not passed over.
-    expect(order).toEqual(['short', 'long']);
+    expect(await servedOrder(joined)).toEqual(['short', 'long']);
   });
 });
