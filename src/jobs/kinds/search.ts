@@ -205,9 +205,13 @@ export const searchSlice: SliceHandler<SearchSliceParams> = {
       verdict.stop = 'reached the range handed to another slice';
       return verdict;
     }
-    const split = proposeSplit(p, page.tweets);
+    // Only a walk newest-first down to a known start can split or say what it has left.
+    if (p.order !== 'latest' || p.sinceMs === undefined || oldest === null) return verdict;
+    const newest = newestMs(page.tweets) as number;
+    const floor = walkFloor(p, p.sinceMs);
+    const split = page.tweets.length < 2 ? undefined : proposeSplit(p, floor, oldest, newest);
     if (split) verdict.split = split;
-    const remaining = remainingPagesBelow(p, page.tweets, info.pagesBefore);
+    const remaining = remainingPagesBelow(p, floor, oldest, newest, info.pagesBefore);
     if (remaining !== undefined) verdict.remainingPages = remaining;
     return verdict;
   },
@@ -215,7 +219,7 @@ export const searchSlice: SliceHandler<SearchSliceParams> = {
     if (p.pass !== undefined || p.order !== 'latest' || p.sinceMs === undefined) return undefined;
     if (progress.pages < 1 || progress.oldestId === null || progress.newestId === null) return undefined;
     const oldest = msOfId(progress.oldestId);
-    const floor = Math.max(p.sinceMs, p.stopBelowMs ?? p.sinceMs);
+    const floor = walkFloor(p, p.sinceMs);
     // Time one page covered so far; a first page whose tweets share a millisecond says nothing.
     const msPerPage = (msOfId(progress.newestId) - oldest) / progress.pages;
     if (!(msPerPage > 0)) return undefined;
@@ -232,6 +236,11 @@ export const searchSlice: SliceHandler<SearchSliceParams> = {
   },
 };
 
+/** Where the walk ends: its start, or where it handed the rest of its range to another slice. */
+function walkFloor(p: SearchSliceParams, sinceMs: number): number {
+  return Math.max(sinceMs, p.stopBelowMs ?? sinceMs);
+}
+
 /**
  * Pages this walk expects after its next one: the range below the page's oldest tweet at the
  * density the walk met so far (from the top of its range over its pages; the page's own, when the
@@ -239,33 +248,22 @@ export const searchSlice: SliceHandler<SearchSliceParams> = {
  * while this one commits). One page's density alone misjudged walks by half or double, and a
  * walk judged short waited behind its job's others for seconds.
  */
-function remainingPagesBelow(p: SearchSliceParams, tweets: Parameters<typeof oldestMs>[0], pagesBefore: number | undefined): number | undefined {
-  if (p.order !== 'latest' || p.sinceMs === undefined || tweets.length === 0) return undefined;
-  const oldest = oldestMs(tweets);
-  if (oldest === null) return undefined;
+function remainingPagesBelow(p: SearchSliceParams, floor: number, oldest: number, newest: number, pagesBefore: number | undefined): number | undefined {
   let msPerPage: number;
   if (pagesBefore !== undefined && p.untilMs !== undefined && p.untilMs > oldest) {
     msPerPage = (p.untilMs - oldest) / (pagesBefore + 1);
   } else {
-    const newest = newestMs(tweets);
-    if (newest === null || !(newest > oldest)) return undefined;
+    if (!(newest > oldest)) return undefined;
     msPerPage = newest - oldest;
   }
-  const floor = Math.max(p.sinceMs, p.stopBelowMs ?? p.sinceMs);
   return Math.max(0, (oldest - floor) / msPerPage - 1);
 }
 
 /**
- * A dense slice hands the older half of what it still has to walk to a new slice (the runner
- * does it only while the job walks fewer slices than its target parallelism).
+ * A dense slice hands the older half of what it still has to walk (down to `floor`) to a new
+ * slice (the runner does it only while the job walks fewer slices than its target parallelism).
  */
-function proposeSplit(p: SearchSliceParams, tweets: Parameters<typeof oldestMs>[0]): PageVerdict['split'] {
-  if (p.order !== 'latest' || p.sinceMs === undefined || tweets.length < 2) return undefined;
-  const oldest = oldestMs(tweets);
-  const newest = newestMs(tweets);
-  if (oldest === null || newest === null) return undefined;
-  // What this slice still has to walk: down to its own start, or to where it handed over before.
-  const floor = Math.max(p.sinceMs, p.stopBelowMs ?? p.sinceMs);
+function proposeSplit(p: SearchSliceParams, floor: number, oldest: number, newest: number): PageVerdict['split'] {
   const at = splitPoint(floor, oldest, newest - oldest);
   if (at === null) return undefined;
   const childParams: SearchSliceParams = { query: p.query, order: p.order, sinceMs: floor, untilMs: at };
