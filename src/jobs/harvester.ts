@@ -33,6 +33,9 @@ import { claimWorkerPrefix, PREFIX_HEARTBEAT_MS, touchWorkerPrefix } from '../st
  */
 const GATHER_MS = 250;
 
+/** Watch passes walked at once by a process when HarvesterOptions.watchConcurrency is not given. */
+const DEFAULT_WATCH_CONCURRENCY = 4;
+
 export interface HarvesterOptions {
   /** Backfill slices walked at once by this process. */
   concurrency: number;
@@ -125,6 +128,8 @@ export class Harvester {
   #cycleMs: number | null = null;
   /** Start times (performance.now) of the slice runs in flight in this process. */
   readonly #runs = new Set<{ startedAt: number }>();
+  /** Slice walks running now, per queue (for SplitDeps.freeWalkers). */
+  readonly #walking: Record<RequestPriority, number> = { backfill: 0, watch: 0 };
   #recovery: Promise<void> | null = null;
   #notify: NotifyLoop | null = null;
   #committer: GroupCommitter | null = null;
@@ -164,6 +169,7 @@ export class Harvester {
       maxAttemptsPerPage: s.config.maxAttemptsPerPage,
       maxStalePages: s.config.maxStalePages,
       targetParallelism: () => this.#parallelism,
+      freeWalkers: (priority: RequestPriority) => this.#walkers(priority) - this.#walking[priority],
       onCycle: (ms: number) => this.#observeCycle(ms),
       ...(this.#options.onPage ? { onPage: this.#options.onPage } : {}),
       onSplit: async (jobId: string, sliceId: string, priority: RequestPriority) => {
@@ -174,10 +180,10 @@ export class Harvester {
       connection: s.redis,
       prefix: s.config.redisPrefix,
       concurrency: this.#options.concurrency,
-      watchConcurrency: this.#options.watchConcurrency ?? 4,
+      watchConcurrency: this.#options.watchConcurrency ?? DEFAULT_WATCH_CONCURRENCY,
       logger: s.logger,
       lockDurationMs: this.#options.lockDurationMs ?? s.config.lockDurationMs,
-      runSlice: (task: SliceTask): Promise<TaskOutcome> => this.#tracked(() => runSlice(task.sliceId, deps)),
+      runSlice: (task: SliceTask, priority: RequestPriority): Promise<TaskOutcome> => this.#walk(priority, () => runSlice(task.sliceId, deps)),
       runWatchTick: async (tick) => {
         await runWatchTick(tick.jobId, { pool: s.pool, queues: s.queues });
       },
@@ -250,6 +256,20 @@ export class Harvester {
   #reconcile() {
     const s = this.#services;
     return reconcile({ pool: s.pool, queues: s.queues, budgets: s.gate });
+  }
+
+  /** Walks the queue of `priority` runs at once (QueueWorkers' concurrency). */
+  #walkers(priority: RequestPriority): number {
+    return priority === 'watch' ? (this.#options.watchConcurrency ?? DEFAULT_WATCH_CONCURRENCY) : this.#options.concurrency;
+  }
+
+  async #walk<T>(priority: RequestPriority, run: () => Promise<T>): Promise<T> {
+    this.#walking[priority]++;
+    try {
+      return await this.#tracked(run);
+    } finally {
+      this.#walking[priority]--;
+    }
   }
 
   async #tracked<T>(run: () => Promise<T>): Promise<T> {

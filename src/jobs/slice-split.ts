@@ -1,12 +1,17 @@
 /**
  * The slice runner's splits: a handler's proposal after a page (split), and the largest remainder
  * of a job's other walking slices when one ends (refill). Both only while the job walks fewer
- * slices than its target parallelism.
+ * slices than its target parallelism, and only when a walker can take the new slice at once.
+ *
+ * A slice that no walker takes stays whole until a walk ends, and a search's walks end together,
+ * at the job's last pages: the slice's whole range then became the job's tail. The three-key whole
+ * job (bench/whole-job.ts) split to 68 slices on a worker of 64 walks: 4 slices of ~34 pages each
+ * waited 52 s, and the last 4–5 s of the job ran at half its rate while they were walked and split.
  */
 import type { RequestPriority } from '../api-client/gate.ts';
 import type { Logger } from '../logger.ts';
 import type { Pool } from '../store/db.ts';
-import { activeSliceCount, splitSlice, type SliceForRun } from '../store/job-runtime.ts';
+import { activeSliceCounts, splitSlice, type SliceForRun } from '../store/job-runtime.ts';
 import { walkingSlices } from '../store/slice-remainders.ts';
 import { isLiveJobStatus } from '../store/states.ts';
 import type { SliceHandler, SplitProposal } from './kind.ts';
@@ -19,6 +24,12 @@ export interface SplitDeps {
   targetParallelism(): number;
   /** Called when a split created a new slice that must be queued. */
   onSplit(jobId: string, sliceId: string, priority: RequestPriority): Promise<void>;
+  /**
+   * Walks this process could start now on the queue of `priority` (its concurrency less the walks
+   * it runs there). A handler's split is made only while it is above 0: the new slice would
+   * otherwise wait unwalked (see above). Without it, walkers are taken as free.
+   */
+  freeWalkers?(priority: RequestPriority): number;
 }
 
 /**
@@ -33,6 +44,9 @@ export async function refill(ended: SliceForRun, deps: SplitDeps, log: Logger): 
     if (!isLiveJobStatus(ended.job.status)) return;
     const walking = await walkingSlices(deps.pool, ended.jobId);
     if (walking.length >= deps.targetParallelism()) return;
+    // A slice of the job still waits for a walker: the one this walk frees takes it (or another
+    // job's), and a new slice would only wait beside it.
+    if (walking.some((w) => w.unstarted)) return;
     let best: { id: string; proposal: SplitProposal; remainingPages: number } | null = null;
     for (const w of walking) {
       let handler: SliceHandler<unknown>;
@@ -68,16 +82,23 @@ export async function refill(ended: SliceForRun, deps: SplitDeps, log: Logger): 
  * (see fullJobsByPool).
  */
 export async function split(slice: SliceForRun, proposal: SplitProposal, deps: SplitDeps, log: Logger): Promise<boolean> {
+  // No walker of this process could take the new slice now (each of its walks is the one it
+  // splits, or another's): asked first, it costs no round trip. Another process's walks of the job,
+  // if it has free walkers, split on their own pages.
+  if (deps.freeWalkers !== undefined && deps.freeWalkers(slice.priority) <= 0) return false;
   const target = deps.targetParallelism();
   const full = fullJobsOf(deps.pool);
   const now = performance.now();
   const seen = full.get(slice.jobId);
   if (seen !== undefined && now - seen.at < FULL_JOB_MEMORY_MS && seen.count >= target) return false;
-  const count = await activeSliceCount(deps.pool, slice.jobId);
-  if (count >= target) {
-    rememberFull(full, slice.jobId, count, now);
+  const { active, unstarted } = await activeSliceCounts(deps.pool, slice.jobId);
+  if (active >= target) {
+    rememberFull(full, slice.jobId, active, now);
     return false;
   }
+  // A slice made a moment ago is not taken yet: pages that arrive together would otherwise each
+  // split before any walker counted as busy.
+  if (unstarted > 0) return false;
   full.delete(slice.jobId);
   const child = await splitSlice(deps.pool, { sliceId: slice.id, jobId: slice.jobId, ...proposal });
   if (!child) return false;

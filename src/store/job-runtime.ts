@@ -283,12 +283,18 @@ export async function splitSlice(
   });
 }
 
-export async function activeSliceCount(db: Queryable, jobId: string): Promise<number> {
-  const { rows } = await db.query<{ n: string }>(
-    `SELECT count(*)::text AS n FROM job_slices WHERE job_id = $1::bigint AND status IN ('pending', 'running')`,
+/**
+ * A job's active slices (pending or running), and how many of them no walk has taken yet
+ * (pending without a lease: a walk's lease stays on its slice for good, so a slice put back by a
+ * pause or a retry is not counted).
+ */
+export async function activeSliceCounts(db: Queryable, jobId: string): Promise<{ active: number; unstarted: number }> {
+  const { rows } = await db.query<{ active: number; unstarted: number }>(
+    `SELECT count(*)::int AS active, count(*) FILTER (WHERE status = 'pending' AND lease IS NULL)::int AS unstarted
+       FROM job_slices WHERE job_id = $1::bigint AND status IN ('pending', 'running')`,
     [jobId],
   );
-  return Number(rows[0]?.n ?? 0);
+  return { active: rows[0]?.active ?? 0, unstarted: rows[0]?.unstarted ?? 0 };
 }
 
 /**

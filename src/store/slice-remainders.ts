@@ -13,13 +13,24 @@ export interface WalkingSlice {
   /** Ids of the newest and oldest page tweets the slice committed (null before its first page). */
   newestTweetId: string | null;
   oldestTweetId: string | null;
+  /** Pending and never taken by a walk (no lease yet): waiting for a free walker. */
+  unstarted: boolean;
 }
 
 export async function walkingSlices(db: Queryable, jobId: string): Promise<WalkingSlice[]> {
-  const { rows } = await db.query<{ id: string; kind: string; params: Record<string, unknown>; pages: number; newest: string | null; oldest: string | null }>(
-    `SELECT id::text, kind, params, pages::int, newest_tweet_id::text AS newest, oldest_tweet_id::text AS oldest
+  const { rows } = await db.query<{
+    id: string;
+    kind: string;
+    params: Record<string, unknown>;
+    pages: number;
+    newest: string | null;
+    oldest: string | null;
+    unstarted: boolean;
+  }>(
+    `SELECT id::text, kind, params, pages::int, newest_tweet_id::text AS newest, oldest_tweet_id::text AS oldest,
+            (status = 'pending' AND lease IS NULL) AS unstarted
        FROM job_slices WHERE job_id = $1::bigint AND status IN ('pending', 'running') ORDER BY id`,
     [jobId],
   );
-  return rows.map((r) => ({ id: r.id, kind: r.kind, params: r.params, pages: r.pages, newestTweetId: r.newest, oldestTweetId: r.oldest }));
+  return rows.map((r) => ({ id: r.id, kind: r.kind, params: r.params, pages: r.pages, newestTweetId: r.newest, oldestTweetId: r.oldest, unstarted: r.unstarted }));
 }

@@ -3,9 +3,11 @@
  * services, and a client whose search a test wraps (to fail a page, or act between fetches).
  */
 import type { ApiClient } from '../../src/api-client/index.ts';
+import { reconcile } from '../../src/jobs/reconcile.ts';
 import type { SliceRunnerDeps } from '../../src/jobs/slice-runner.ts';
 import { silentLogger } from '../../src/logger.ts';
 import type { Pool } from '../../src/store/db.ts';
+import type { Harness } from './harness.ts';
 
 /** One walk at a time at a target of one slice; tests override what they look at. */
 export function runnerDeps(services: { pool: Pool; client: ApiClient }, overrides: Partial<SliceRunnerDeps> = {}): SliceRunnerDeps {
@@ -41,4 +43,26 @@ export async function requestsRecorded(pool: Pool, jobId: string): Promise<{ log
     [jobId],
   );
   return rows[0]!;
+}
+
+/**
+ * A search job reduced to one walking slice over a dense range (every page proposes a split): its
+ * planned slices but the newest are done, and that one walks the job's whole range.
+ */
+export async function oneSliceJob(h: Harness): Promise<{ jobId: string; sliceId: string }> {
+  const pool = h.services.pool;
+  const jobId = await h.submit({ kind: 'search', params: { query: 'lang:en', since: '2026-10-01', until: '2026-10-15' } });
+  await reconcile({ pool, queues: h.services.queues, budgets: h.services.gate });
+  const { rows } = await pool.query<{ id: string }>(
+    `SELECT id::text FROM job_slices WHERE job_id = $1::bigint ORDER BY (params->>'sinceMs')::bigint DESC`,
+    [jobId],
+  );
+  const sliceId = rows[0]!.id;
+  await pool.query(`UPDATE job_slices SET status = 'done' WHERE job_id = $1::bigint AND id <> $2::bigint`, [jobId, sliceId]);
+  await pool.query(
+    `UPDATE job_slices SET params = params || jsonb_build_object('sinceMs', (SELECT min((params->>'sinceMs')::bigint) FROM job_slices WHERE job_id = $1::bigint))
+      WHERE id = $2::bigint`,
+    [jobId, sliceId],
+  );
+  return { jobId, sliceId };
 }

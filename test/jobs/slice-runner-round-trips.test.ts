@@ -5,14 +5,13 @@
  * A split that does happen still re-reads the slice (its bound moved).
  */
 import { describe, expect, it } from 'vitest';
-import { reconcile } from '../../src/jobs/reconcile.ts';
 import { runSlice, type SliceRunnerDeps } from '../../src/jobs/slice-runner.ts';
 import { FULL_JOB_MEMORY_MS } from '../../src/jobs/slice-split.ts';
 import type { Pool } from '../../src/store/db.ts';
 import { useHarness } from '../helpers/harness.ts';
-import { runnerDeps } from '../helpers/slice-runner.ts';
+import { oneSliceJob, runnerDeps } from '../helpers/slice-runner.ts';
 
-const COUNT_SQL = /^SELECT count\(\*\)::text AS n FROM job_slices/;
+const COUNT_SQL = /^SELECT count\(\*\)::int AS active/;
 const SLICE_READ_SQL = /^SELECT s\.id::text, s\.job_id::text, s\.kind/;
 
 describe('slice runner round trips per page', () => {
@@ -35,30 +34,10 @@ describe('slice runner round trips per page', () => {
     return { pool: wrapped, counts };
   }
 
-  /** A search job reduced to one walking slice over a dense range (every page proposes a split). */
-  async function oneSliceJob(): Promise<{ jobId: string; sliceId: string }> {
-    const pool = h.services.pool;
-    const jobId = await h.submit({ kind: 'search', params: { query: 'lang:en', since: '2026-10-01', until: '2026-10-15' } });
-    await reconcile({ pool, queues: h.services.queues, budgets: h.services.gate });
-    const { rows } = await pool.query<{ id: string }>(
-      `SELECT id::text FROM job_slices WHERE job_id = $1::bigint ORDER BY (params->>'sinceMs')::bigint DESC`,
-      [jobId],
-    );
-    const sliceId = rows[0]!.id;
-    await pool.query(`UPDATE job_slices SET status = 'done' WHERE job_id = $1::bigint AND id <> $2::bigint`, [jobId, sliceId]);
-    // The kept slice walks the job's whole range.
-    await pool.query(
-      `UPDATE job_slices SET params = params || jsonb_build_object('sinceMs', (SELECT min((params->>'sinceMs')::bigint) FROM job_slices WHERE job_id = $1::bigint))
-        WHERE id = $2::bigint`,
-      [jobId, sliceId],
-    );
-    return { jobId, sliceId };
-  }
-
   const deps = (pool: Pool, overrides: Partial<SliceRunnerDeps>): SliceRunnerDeps => runnerDeps({ pool, client: h.services.client }, overrides);
 
   it('a job at its target parallelism: slices counted at most once a second, the slice never re-read per page', { timeout: 60_000 }, async () => {
-    const { sliceId } = await oneSliceJob();
+    const { sliceId } = await oneSliceJob(h);
     const { pool, counts } = countingPool(h.services.pool, { count: COUNT_SQL, read: SLICE_READ_SQL });
     let pages = 0;
     let splits = 0;
@@ -89,7 +68,7 @@ describe('slice runner round trips per page', () => {
   });
 
   it('a job below its target: the walk splits and re-reads its slice after the split', { timeout: 60_000 }, async () => {
-    const { jobId, sliceId } = await oneSliceJob();
+    const { jobId, sliceId } = await oneSliceJob(h);
     const { pool, counts } = countingPool(h.services.pool, { count: COUNT_SQL, read: SLICE_READ_SQL });
     const children: string[] = [];
     const abort = new AbortController();

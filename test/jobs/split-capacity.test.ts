@@ -1,0 +1,151 @@
+/**
+ * Whole-job utilization (issue 13): a split makes a slice only when a walker can take it at once.
+ * A slice no walker takes waits, whole, until a walk ends, and a search's walks end together at the
+ * job's last pages: its range became the job's tail (the three-key whole job split to 68 slices on
+ * 64 walks, and its last 4–5 s ran at half its rate).
+ */
+import { describe, expect, it } from 'vitest';
+import { Harvester } from '../../src/jobs/harvester.ts';
+import { reconcile } from '../../src/jobs/reconcile.ts';
+import { runSlice, type SliceRunnerDeps } from '../../src/jobs/slice-runner.ts';
+import { firstIdAtMs } from '../../src/jobs/time-slices.ts';
+import { useHarness } from '../helpers/harness.ts';
+import { oneSliceJob, runnerDeps } from '../helpers/slice-runner.ts';
+
+const HOUR = 3_600_000;
+
+describe('splits and free walkers', () => {
+  const h = useHarness();
+
+  /** Walks `sliceId` for `pages` pages (the one fetched ahead commits too); the children it split off. */
+  async function walk(sliceId: string, pages: number, overrides: Partial<SliceRunnerDeps>): Promise<string[]> {
+    const children: string[] = [];
+    const abort = new AbortController();
+    let seen = 0;
+    await runSlice(
+      sliceId,
+      runnerDeps(h.services, {
+        signal: abort.signal,
+        targetParallelism: () => 8,
+        onPage: () => {
+          if (++seen >= pages) abort.abort();
+        },
+        ...overrides,
+        onSplit: async (jobId, child, priority) => {
+          children.push(child);
+          await overrides.onSplit?.(jobId, child, priority);
+        },
+      }),
+    );
+    return children;
+  }
+
+  /** A walker takes the slice: it runs under a lease, as markSliceRunning leaves it. */
+  async function take(sliceId: string): Promise<void> {
+    await h.services.pool.query(`UPDATE job_slices SET status = 'running', lease = 'test-walker' WHERE id = $1::bigint`, [sliceId]);
+  }
+
+  it('no free walker in the process: the walk below its target splits nothing', { timeout: 60_000 }, async () => {
+    const { sliceId } = await oneSliceJob(h);
+    const asked: string[] = [];
+    const children = await walk(sliceId, 4, {
+      freeWalkers: (priority) => {
+        asked.push(priority);
+        return 0;
+      },
+    });
+    expect(children).toEqual([]);
+    expect(asked.length).toBeGreaterThanOrEqual(3);
+    expect(new Set(asked)).toEqual(new Set(['backfill']));
+  });
+
+  it('a free walker: the walk splits, and again each time its new slice was taken', { timeout: 60_000 }, async () => {
+    const { sliceId } = await oneSliceJob(h);
+    const children = await walk(sliceId, 5, { freeWalkers: () => 4, onSplit: (_job, child) => take(child) });
+    expect(children.length).toBeGreaterThanOrEqual(2);
+  });
+
+  it('a slice split off a moment ago and not taken yet: no further split until a walker takes it', { timeout: 60_000 }, async () => {
+    const { jobId, sliceId } = await oneSliceJob(h);
+    // Free walkers and a target of 8, but nothing takes the new slice.
+    const children = await walk(sliceId, 5, { freeWalkers: () => 4 });
+    expect(children).toHaveLength(1);
+    const { rows } = await h.services.pool.query<{ status: string; lease: string | null }>(
+      'SELECT status, lease FROM job_slices WHERE id = $1::bigint',
+      [children[0]],
+    );
+    expect(rows[0]).toEqual({ status: 'pending', lease: null });
+    // Once taken, the job's next pages split again.
+    await take(children[0]!);
+    const more = await walk(sliceId, 3, { freeWalkers: () => 4 });
+    expect(more).toHaveLength(1);
+    expect((await h.services.pool.query('SELECT 1 FROM job_slices WHERE job_id = $1::bigint AND status IN ($2, $3)', [jobId, 'pending', 'running'])).rowCount).toBe(3);
+  });
+
+  it('a slice that ends while another of its job waits for a walker: no remainder is split (the freed walker takes the waiting one)', { timeout: 30_000 }, async () => {
+    const pool = h.services.pool;
+    const jobId = await h.submit({ kind: 'search', params: { query: 'lang:en', since: '2026-10-01', until: '2026-10-15' } });
+    await reconcile({ pool, queues: h.services.queues, budgets: h.services.gate });
+    const { rows } = await pool.query<{ id: string }>(`SELECT id::text FROM job_slices WHERE job_id = $1::bigint ORDER BY (params->>'sinceMs')::bigint`, [jobId]);
+    const ending = rows[0]!.id;
+    await pool.query(`UPDATE job_slices SET status = 'done' WHERE job_id = $1::bigint AND id <> $2::bigint`, [jobId, ending]);
+    // Two more slices over the newest planned slice's range: one walking, one no walker took yet.
+    const copies = await pool.query<{ id: string; until: string }>(
+      `INSERT INTO job_slices (job_id, kind, params, priority)
+         SELECT job_id, kind, params, priority FROM job_slices, generate_series(1, 2)
+          WHERE id = (SELECT id FROM job_slices WHERE job_id = $1::bigint ORDER BY (params->>'sinceMs')::bigint DESC LIMIT 1)
+       RETURNING id::text, params->>'untilMs' AS until`,
+      [jobId],
+    );
+    const [walking, waiting] = [copies.rows[0]!.id, copies.rows[1]!.id];
+    const walkingUntil = Number(copies.rows[0]!.until);
+    // The ending slice has one minute of range left; the walking one has walked one hour of its range.
+    await pool.query(`UPDATE job_slices SET params = params || jsonb_build_object('untilMs', (params->>'sinceMs')::bigint + 60000) WHERE id = $1::bigint`, [ending]);
+    await take(walking);
+    await pool.query(`UPDATE job_slices SET pages = 1, newest_tweet_id = $2::bigint, oldest_tweet_id = $3::bigint WHERE id = $1::bigint`, [
+      walking,
+      firstIdAtMs(walkingUntil - 60_000).toString(),
+      firstIdAtMs(walkingUntil - HOUR).toString(),
+    ]);
+    const split: string[] = [];
+    const deps = runnerDeps(h.services, { targetParallelism: () => 8, onSplit: async (_job, child) => void split.push(child) });
+    expect(await runSlice(ending, deps)).toEqual({ kind: 'done' });
+    expect(split).toEqual([]);
+    // With no slice waiting, the same end splits the walking slice's remainder.
+    await take(waiting);
+    await pool.query(`UPDATE job_slices SET status = 'pending', cursor = NULL, lease = NULL, params = params || jsonb_build_object('untilMs', (params->>'sinceMs')::bigint + 60000) WHERE id = $1::bigint`, [ending]);
+    expect(await runSlice(ending, deps)).toEqual({ kind: 'done' });
+    expect(split).toHaveLength(1);
+  });
+
+});
+
+describe('a worker splits its jobs up to its walkers', () => {
+  // A harness of its own: no slice another test left queued takes this worker's walkers.
+  const h = useHarness();
+
+  it('a worker of one walk splits nothing off its job (a target is at least 2 slices)', { timeout: 60_000 }, async () => {
+    const pool = h.services.pool;
+    const { jobId } = await oneSliceJob(h);
+    const harvester = new Harvester(h.services, { concurrency: 1, quotaSyncMs: 3_600_000 });
+    const active: number[] = [];
+    await harvester.start();
+    try {
+      for (let i = 0; i < 60; i++) {
+        await new Promise((r) => setTimeout(r, 30));
+        const { rows } = await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM job_slices WHERE job_id = $1::bigint AND status IN ('pending', 'running')`, [jobId]);
+        active.push(rows[0]!.n);
+      }
+    } finally {
+      await harvester.stop();
+    }
+    const { rows } = await pool.query<{ pages: number; children: number }>(
+      `SELECT sum(pages)::int AS pages, count(*) FILTER (WHERE parent_id IS NOT NULL)::int AS children FROM job_slices WHERE job_id = $1::bigint`,
+      [jobId],
+    );
+    // It walked (pages that proposed splits), and never split a slice its one walker could not take.
+    expect(rows[0]!.pages).toBeGreaterThanOrEqual(3);
+    expect(rows[0]!.children).toBe(0);
+    expect(Math.max(...active)).toBe(1);
+  });
+});
