@@ -149,3 +149,30 @@ describe('a worker splits its jobs up to its walkers', () => {
     expect(Math.max(...active)).toBe(1);
   });
 });
+
+describe('a worker with free walks splits its job', () => {
+  // A harness of its own: the walks the test above left do not take this worker's walkers.
+  const h = useHarness();
+
+  it('a worker of 3 walks splits its one-slice job up to its walks, and not past them by more than a race', { timeout: 60_000 }, async () => {
+    const pool = h.services.pool;
+    const { jobId } = await oneSliceJob(h);
+    const harvester = new Harvester(h.services, { concurrency: 3, quotaSyncMs: 3_600_000 });
+    let most = 0;
+    await harvester.start();
+    try {
+      for (let i = 0; i < 60; i++) {
+        await new Promise((r) => setTimeout(r, 30));
+        const { rows } = await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM job_slices WHERE job_id = $1::bigint AND status IN ('pending', 'running')`, [jobId]);
+        most = Math.max(most, rows[0]!.n);
+      }
+    } finally {
+      await harvester.stop();
+    }
+    const { rows } = await pool.query<{ children: number }>(`SELECT count(*) FILTER (WHERE parent_id IS NOT NULL)::int AS children FROM job_slices WHERE job_id = $1::bigint`, [jobId]);
+    expect(rows[0]!.children).toBeGreaterThanOrEqual(1);
+    expect(most).toBeGreaterThanOrEqual(2);
+    // Two walks' pages may split at the same moment: one more than the walks, at most.
+    expect(most).toBeLessThanOrEqual(4);
+  });
+});
