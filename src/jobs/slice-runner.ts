@@ -28,6 +28,7 @@ import {
   endJob,
   failJob,
   finishSlice,
+  noteWalkEnd,
   loadSliceForRun,
   pagesOfEarlierWalk,
   markSliceRunning,
@@ -345,6 +346,10 @@ async function commitAndDecide(
   ahead: Promise<unknown> | null,
 ): Promise<Step> {
   const done = next === null;
+  const endNote = done && notes.length > 0 ? `slice ${slice.id}: ${notes.join('; ')}` : null;
+  // Before the commit that ends the walk (noteWalkEnd): once the slice is done, another walk may
+  // complete the job.
+  if (endNote !== null) await noteWalkEnd(deps.pool, slice.jobId, endNote);
   let result;
   let after;
   try {
@@ -420,13 +425,7 @@ async function commitAndDecide(
   if (page.quarantined.length > 0) log.warn({ quarantined: page.quarantined.length }, 'items quarantined');
 
   if (done) {
-    await finishSlice(deps.pool, {
-      sliceId: slice.id,
-      jobId: slice.jobId,
-      status: 'done',
-      lease,
-      ...(notes.length > 0 ? { note: `slice ${slice.id}: ${notes.join('; ')}` } : {}),
-    });
+    await finishSlice(deps.pool, { sliceId: slice.id, jobId: slice.jobId, status: 'done', lease });
     await refill(slice, deps, log);
     return { kind: 'stop', outcome: { kind: 'done' } };
   }

@@ -139,6 +139,17 @@ async function appendJobNote(db: Queryable, jobId: string, note: string | undefi
 }
 
 /**
+ * Notes on the job what a walk's last page found, before the commit of that page ends the walk.
+ * The commit marks the slice done, and another walk's finishSlice may then complete the job at
+ * once: a note written by this walk's own finishSlice came after that, so the job was announced
+ * completed (and `harvest wait` printed it) without the note. Written once: a walk that commits
+ * the same last page again adds nothing.
+ */
+export async function noteWalkEnd(db: Queryable, jobId: string, note: string): Promise<void> {
+  await appendJobNote(db, jobId, note, { once: true });
+}
+
+/**
  * The job's status once no slice is active: a scheduled watch waits for its next pass, anything
  * else completes (or fails when a slice failed). Caller holds the job row lock.
  */
