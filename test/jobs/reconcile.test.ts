@@ -4,7 +4,8 @@
  * worker's periodic reconcile finds slices whose queue entries vanished under it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Harvester } from '../../src/jobs/harvester.ts';
+import { DEFAULT_LATENCY_MS, Harvester } from '../../src/jobs/harvester.ts';
+import { submitJob } from '../../src/jobs/submit.ts';
 import { createWorld } from '../../src/simulator/world/index.ts';
 import { reconcile } from '../../src/jobs/reconcile.ts';
 import { jobSnapshot } from '../../src/store/job-status.ts';
@@ -104,7 +105,13 @@ describe('reconcile', () => {
 
   it('a running worker re-queues slices whose queue entries vanished while they ran, without a restart', { timeout: 40_000 }, async () => {
     const query = { query: 'lang:en', since: '2026-09-12', until: '2026-09-15' };
-    const jobId = await h.submit({ kind: 'search', params: query });
+    // Planned at the default latency, not the one this file's earlier jobs measured: at 20–60 ms
+    // the plan is 2 slices, both walked at once, and none would wait in the queue (warm code,
+    // as in a shared fork, measures the low end).
+    const { jobId } = await submitJob(
+      { pool: h.services.pool, queues: h.services.queues, budgets: h.services.gate, planContext: { pooledRate: 20, latencyMs: DEFAULT_LATENCY_MS, now: new Date() } },
+      { kind: 'search', params: query },
+    );
     // Two slices at a time, so others wait in the queue when it goes.
     const harvester = new Harvester(h.services, { concurrency: 2, quotaSyncMs: 3_600_000, reconcileMs: 500 });
     await harvester.start();
