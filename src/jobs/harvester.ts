@@ -17,6 +17,7 @@ import { reconcile } from './reconcile.ts';
 import { usageSource, type Services } from './services.ts';
 import { failSlice, runSlice } from './slice-runner.ts';
 import { parallelismCap, targetParallelism } from './time-slices.ts';
+import { Walkers } from './walkers.ts';
 import { runWatchTick } from './watch.ts';
 import { recentLatencyMs } from '../store/job-status.ts';
 import { recordKeyQuota } from '../store/outbox.ts';
@@ -128,8 +129,8 @@ export class Harvester {
   #cycleMs: number | null = null;
   /** Start times (performance.now) of the slice runs in flight in this process. */
   readonly #runs = new Set<{ startedAt: number }>();
-  /** Slice walks running now, per queue (for SplitDeps.freeWalkers). */
-  readonly #walking: Record<RequestPriority, number> = { backfill: 0, watch: 0 };
+  /** Slice walks running now and promised to split-off slices, per queue (SplitDeps.promiseWalker). */
+  readonly #walkers: Walkers;
   #recovery: Promise<void> | null = null;
   #notify: NotifyLoop | null = null;
   #committer: GroupCommitter | null = null;
@@ -137,6 +138,7 @@ export class Harvester {
   constructor(services: Services, options: HarvesterOptions) {
     this.#services = services;
     this.#options = options;
+    this.#walkers = new Walkers({ backfill: options.concurrency, watch: options.watchConcurrency ?? DEFAULT_WATCH_CONCURRENCY });
     // Every waiting acquire and retry sleep of every slice listens on this one signal.
     setMaxListeners(0, this.#abort.signal);
   }
@@ -169,7 +171,7 @@ export class Harvester {
       maxAttemptsPerPage: s.config.maxAttemptsPerPage,
       maxStalePages: s.config.maxStalePages,
       targetParallelism: () => this.#parallelism,
-      freeWalkers: (priority: RequestPriority) => this.#walkers(priority) - this.#walking[priority],
+      promiseWalker: (priority: RequestPriority, options?: { always?: boolean }) => this.#walkers.promise(priority, options),
       onCycle: (ms: number) => this.#observeCycle(ms),
       ...(this.#options.onPage ? { onPage: this.#options.onPage } : {}),
       onSplit: async (jobId: string, sliceId: string, priority: RequestPriority) => {
@@ -258,17 +260,12 @@ export class Harvester {
     return reconcile({ pool: s.pool, queues: s.queues, budgets: s.gate });
   }
 
-  /** Walks the queue of `priority` runs at once (QueueWorkers' concurrency). */
-  #walkers(priority: RequestPriority): number {
-    return priority === 'watch' ? (this.#options.watchConcurrency ?? DEFAULT_WATCH_CONCURRENCY) : this.#options.concurrency;
-  }
-
   async #walk<T>(priority: RequestPriority, run: () => Promise<T>): Promise<T> {
-    this.#walking[priority]++;
+    this.#walkers.started(priority);
     try {
       return await this.#tracked(run);
     } finally {
-      this.#walking[priority]--;
+      this.#walkers.ended(priority);
     }
   }
 

@@ -25,11 +25,12 @@ export interface SplitDeps {
   /** Called when a split created a new slice that must be queued. */
   onSplit(jobId: string, sliceId: string, priority: RequestPriority): Promise<void>;
   /**
-   * Walks this process could start now on the queue of `priority` (its concurrency less the walks
-   * it runs there). A handler's split is made only while it is above 0: the new slice would
-   * otherwise wait unwalked (see above). Without it, walkers are taken as free.
+   * Promises one of this process's walks on the queue of `priority` to a slice about to be split
+   * off (Walkers.promise): answers how to take the promise back when no slice is made, or null
+   * when every walk runs or is promised already. A handler's split is made only with a promise:
+   * the new slice would otherwise wait unwalked (see above). Without it, walkers are taken as free.
    */
-  freeWalkers?(priority: RequestPriority): number;
+  promiseWalker?(priority: RequestPriority, options?: { always?: boolean }): (() => void) | null;
 }
 
 /**
@@ -66,7 +67,15 @@ export async function refill(ended: SliceForRun, deps: SplitDeps, log: Logger): 
     }
     if (best === null) return;
     const { remainingPages } = best;
-    const child = await splitSlice(deps.pool, { sliceId: best.id, jobId: ended.jobId, ...best.proposal });
+    // The walk that ends takes the new slice: promised to it, so that no page's split takes the
+    // walk first (this walk still counts as running until it returns).
+    const unpromise = deps.promiseWalker?.(ended.priority, { always: true }) ?? null;
+    let child: Awaited<ReturnType<typeof splitSlice>> = null;
+    try {
+      child = await splitSlice(deps.pool, { sliceId: best.id, jobId: ended.jobId, ...best.proposal });
+    } finally {
+      if (!child) unpromise?.();
+    }
     if (child) {
       log.info({ split: best.id, child: child.id, remainingPages: Math.round(remainingPages) }, 'a slice ended: split the largest remainder');
       await deps.onSplit(ended.jobId, child.id, child.priority);
@@ -83,9 +92,22 @@ export async function refill(ended: SliceForRun, deps: SplitDeps, log: Logger): 
  */
 export async function split(slice: SliceForRun, proposal: SplitProposal, deps: SplitDeps, log: Logger): Promise<boolean> {
   // No walker of this process could take the new slice now (each of its walks is the one it
-  // splits, or another's): asked first, it costs no round trip. Another process's walks of the job,
-  // if it has free walkers, split on their own pages.
-  if (deps.freeWalkers !== undefined && deps.freeWalkers(slice.priority) <= 0) return false;
+  // splits, or another's, or promised to a slice split off a moment ago): asked first, it costs
+  // no round trip. Another process's walks of the job, if it has free walkers, split on their
+  // own pages. The promise is taken before any await: pages that land together each found the
+  // same free walkers while the first one's split was still being written.
+  const unpromise = deps.promiseWalker === undefined ? () => undefined : deps.promiseWalker(slice.priority);
+  if (unpromise === null) return false;
+  let made = false;
+  try {
+    made = await splitWithWalker(slice, proposal, deps, log);
+    return made;
+  } finally {
+    if (!made) unpromise();
+  }
+}
+
+async function splitWithWalker(slice: SliceForRun, proposal: SplitProposal, deps: SplitDeps, log: Logger): Promise<boolean> {
   const target = deps.targetParallelism();
   const full = fullJobsOf(deps.pool);
   const now = performance.now();

@@ -5,14 +5,22 @@
  * 64 walks, and its last 4–5 s ran at half its rate).
  */
 import { describe, expect, it } from 'vitest';
-import { Harvester } from '../../src/jobs/harvester.ts';
+import { DEFAULT_LATENCY_MS, Harvester } from '../../src/jobs/harvester.ts';
 import { reconcile } from '../../src/jobs/reconcile.ts';
 import { runSlice, type SliceRunnerDeps } from '../../src/jobs/slice-runner.ts';
+import { split } from '../../src/jobs/slice-split.ts';
+import { submitJob } from '../../src/jobs/submit.ts';
 import { firstIdAtMs } from '../../src/jobs/time-slices.ts';
+import { Walkers } from '../../src/jobs/walkers.ts';
+import { silentLogger } from '../../src/logger.ts';
+import { loadSliceForRun } from '../../src/store/job-runtime.ts';
 import { useHarness } from '../helpers/harness.ts';
 import { oneSliceJob, runnerDeps } from '../helpers/slice-runner.ts';
 
 const HOUR = 3_600_000;
+
+/** A process whose walks are always free: every split gets its walker. */
+const free = (): (() => void) => () => undefined;
 
 describe('splits and free walkers', () => {
   const h = useHarness();
@@ -49,9 +57,9 @@ describe('splits and free walkers', () => {
     const { sliceId } = await oneSliceJob(h);
     const asked: string[] = [];
     const children = await walk(sliceId, 4, {
-      freeWalkers: (priority) => {
+      promiseWalker: (priority) => {
         asked.push(priority);
-        return 0;
+        return null;
       },
     });
     expect(children).toEqual([]);
@@ -61,14 +69,14 @@ describe('splits and free walkers', () => {
 
   it('a free walker: the walk splits, and again each time its new slice was taken', { timeout: 60_000 }, async () => {
     const { sliceId } = await oneSliceJob(h);
-    const children = await walk(sliceId, 5, { freeWalkers: () => 4, onSplit: (_job, child) => take(child) });
+    const children = await walk(sliceId, 5, { promiseWalker: free, onSplit: (_job, child) => take(child) });
     expect(children.length).toBeGreaterThanOrEqual(2);
   });
 
   it('a slice split off a moment ago and not taken yet: no further split until a walker takes it', { timeout: 60_000 }, async () => {
     const { jobId, sliceId } = await oneSliceJob(h);
     // Free walkers and a target of 8, but nothing takes the new slice.
-    const children = await walk(sliceId, 5, { freeWalkers: () => 4 });
+    const children = await walk(sliceId, 5, { promiseWalker: free });
     expect(children).toHaveLength(1);
     const { rows } = await h.services.pool.query<{ status: string; lease: string | null }>(
       'SELECT status, lease FROM job_slices WHERE id = $1::bigint',
@@ -77,7 +85,7 @@ describe('splits and free walkers', () => {
     expect(rows[0]).toEqual({ status: 'pending', lease: null });
     // Once taken, the job's next pages split again.
     await take(children[0]!);
-    const more = await walk(sliceId, 3, { freeWalkers: () => 4 });
+    const more = await walk(sliceId, 3, { promiseWalker: free });
     expect(more).toHaveLength(1);
     expect((await h.services.pool.query('SELECT 1 FROM job_slices WHERE job_id = $1::bigint AND status IN ($2, $3)', [jobId, 'pending', 'running'])).rowCount).toBe(3);
   });
@@ -118,6 +126,55 @@ describe('splits and free walkers', () => {
     expect(split).toHaveLength(1);
   });
 
+  /**
+   * Six walking slices of one job (nothing else pending), each with a split proposal of the older
+   * half of its range, all carried out at once with `promiseWalker`: the children made.
+   */
+  async function splitTogether(promiseWalker: SliceRunnerDeps['promiseWalker']): Promise<string[]> {
+    const pool = h.services.pool;
+    // Planned at the default latency (16 slices), not the one this file's earlier walks measured.
+    const { jobId } = await submitJob(
+      { pool, queues: h.services.queues, budgets: h.services.gate, planContext: { pooledRate: 20, latencyMs: DEFAULT_LATENCY_MS, now: new Date() } },
+      { kind: 'search', params: { query: 'lang:en', since: '2026-10-01', until: '2026-10-15' } },
+    );
+    const { rows } = await pool.query<{ id: string }>(`SELECT id::text FROM job_slices WHERE job_id = $1::bigint ORDER BY id`, [jobId]);
+    expect(rows.length).toBeGreaterThan(6);
+    const walking = rows.slice(0, 6).map((r) => r.id);
+    await pool.query(`UPDATE job_slices SET status = 'done' WHERE job_id = $1::bigint AND NOT (id = ANY($2::bigint[]))`, [jobId, walking]);
+    await pool.query(`UPDATE job_slices SET status = 'running', lease = 'walk-' || id WHERE id = ANY($1::bigint[])`, [walking]);
+    const children: string[] = [];
+    const deps = runnerDeps(h.services, {
+      targetParallelism: () => 64,
+      ...(promiseWalker ? { promiseWalker } : {}),
+      onSplit: async (_job, child) => void children.push(child),
+    });
+    const slices = await Promise.all(walking.map(async (id) => (await loadSliceForRun(pool, id))!));
+    // As the walks of one group commit's pages go on: in the same turn of the event loop.
+    await Promise.all(
+      slices.map((slice) => {
+        const p = slice.params as { query: string; order?: string; sinceMs: number; untilMs: number };
+        const at = Math.floor((p.sinceMs + p.untilMs) / 2);
+        return split(slice, { stopBelowMs: at, previousStopBelowMs: null, childParams: { query: p.query, order: p.order, sinceMs: p.sinceMs, untilMs: at } }, deps, silentLogger);
+      }),
+    );
+    return children;
+  }
+
+  it('pages of six walks that propose splits at once, with two walkers free: two slices, not six', { timeout: 30_000 }, async () => {
+    // The race this closes: with every walker free, each split finds the job with no slice waiting.
+    expect((await splitTogether(undefined)).length).toBeGreaterThan(2);
+    const walkers = new Walkers({ backfill: 8, watch: 1 });
+    for (let i = 0; i < 6; i++) walkers.started('backfill');
+    const children = await splitTogether((priority, options) => walkers.promise(priority, options));
+    expect(children).toHaveLength(2);
+    // Both walks stay promised to the new slices until walks start.
+    expect(walkers.free('backfill')).toBe(0);
+    walkers.started('backfill');
+    walkers.started('backfill');
+    expect(walkers.free('backfill')).toBe(0);
+    walkers.ended('backfill');
+    expect(walkers.free('backfill')).toBe(1);
+  });
 });
 
 describe('a worker splits its jobs up to its walkers', () => {
