@@ -48,7 +48,7 @@ export async function refill(ended: SliceForRun, deps: SplitDeps, log: Logger): 
     // A slice of the job still waits for a walker: the one this walk frees takes it (or another
     // job's), and a new slice would only wait beside it.
     if (walking.some((w) => w.unstarted)) return;
-    let best: { id: string; proposal: SplitProposal; remainingPages: number } | null = null;
+    let best: { id: string; priority: RequestPriority; proposal: SplitProposal; remainingPages: number } | null = null;
     for (const w of walking) {
       let handler: SliceHandler<unknown>;
       try {
@@ -62,19 +62,21 @@ export async function refill(ended: SliceForRun, deps: SplitDeps, log: Logger): 
       const proposal = handler.splitRemainder(parsed.data, { pages: w.pages, newestId: w.newestTweetId, oldestId: w.oldestTweetId });
       if (proposal && (best === null || proposal.remainingPages > best.remainingPages)) {
         const { remainingPages, ...split } = proposal;
-        best = { id: w.id, proposal: split, remainingPages };
+        best = { id: w.id, priority: w.priority, proposal: split, remainingPages };
       }
     }
     if (best === null) return;
     const { remainingPages } = best;
     // The walk that ends takes the new slice: promised to it, so that no page's split takes the
-    // walk first (this walk still counts as running until it returns).
-    const unpromise = deps.promiseWalker?.(ended.priority, { always: true }) ?? null;
+    // walk first (this walk still counts as running until it returns). A slice of another queue
+    // (a search watch's pass ended, its backfill walks on) needs a free walk of that queue.
+    const unpromise = deps.promiseWalker === undefined ? () => undefined : deps.promiseWalker(best.priority, { always: best.priority === ended.priority });
+    if (unpromise === null) return;
     let child: Awaited<ReturnType<typeof splitSlice>> = null;
     try {
       child = await splitSlice(deps.pool, { sliceId: best.id, jobId: ended.jobId, ...best.proposal });
     } finally {
-      if (!child) unpromise?.();
+      if (!child) unpromise();
     }
     if (child) {
       log.info({ split: best.id, child: child.id, remainingPages: Math.round(remainingPages) }, 'a slice ended: split the largest remainder');

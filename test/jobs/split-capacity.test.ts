@@ -90,7 +90,11 @@ describe('splits and free walkers', () => {
     expect((await h.services.pool.query('SELECT 1 FROM job_slices WHERE job_id = $1::bigint AND status IN ($2, $3)', [jobId, 'pending', 'running'])).rowCount).toBe(3);
   });
 
-  it('a slice that ends while another of its job waits for a walker: no remainder is split (the freed walker takes the waiting one)', { timeout: 30_000 }, async () => {
+  /**
+   * A job of three slices over its newest planned range: `ending` with one minute left, `walking`
+   * (taken, one hour of its range walked) and `waiting` (no walker took it yet).
+   */
+  async function endingBesideWalking(): Promise<{ jobId: string; ending: string; walking: string; waiting: string }> {
     const pool = h.services.pool;
     const jobId = await h.submit({ kind: 'search', params: { query: 'lang:en', since: '2026-10-01', until: '2026-10-15' } });
     await reconcile({ pool, queues: h.services.queues, budgets: h.services.gate });
@@ -115,15 +119,61 @@ describe('splits and free walkers', () => {
       firstIdAtMs(walkingUntil - 60_000).toString(),
       firstIdAtMs(walkingUntil - HOUR).toString(),
     ]);
+    return { jobId, ending, walking, waiting };
+  }
+
+  /** Puts `sliceId` back to walk its minute again. */
+  async function again(sliceId: string): Promise<void> {
+    await h.services.pool.query(
+      `UPDATE job_slices SET status = 'pending', cursor = NULL, lease = NULL, params = params || jsonb_build_object('untilMs', (params->>'sinceMs')::bigint + 60000) WHERE id = $1::bigint`,
+      [sliceId],
+    );
+  }
+
+  it('a slice that ends while another of its job waits for a walker: no remainder is split (the freed walker takes the waiting one)', { timeout: 30_000 }, async () => {
+    const { ending, waiting } = await endingBesideWalking();
     const split: string[] = [];
     const deps = runnerDeps(h.services, { targetParallelism: () => 8, onSplit: async (_job, child) => void split.push(child) });
     expect(await runSlice(ending, deps)).toEqual({ kind: 'done' });
     expect(split).toEqual([]);
     // With no slice waiting, the same end splits the walking slice's remainder.
     await take(waiting);
-    await pool.query(`UPDATE job_slices SET status = 'pending', cursor = NULL, lease = NULL, params = params || jsonb_build_object('untilMs', (params->>'sinceMs')::bigint + 60000) WHERE id = $1::bigint`, [ending]);
+    await again(ending);
     expect(await runSlice(ending, deps)).toEqual({ kind: 'done' });
     expect(split).toHaveLength(1);
+  });
+
+  it('a slice that ends splits a remainder for its own walk even in a full worker; one of another queue only for a free walk there', { timeout: 30_000 }, async () => {
+    const { ending, waiting } = await endingBesideWalking();
+    await take(waiting);
+    const split: string[] = [];
+    // Every walk of the worker runs (the ending one among them).
+    const walkers = new Walkers({ backfill: 3, watch: 1 });
+    for (let i = 0; i < 3; i++) walkers.started('backfill');
+    const deps = runnerDeps(h.services, {
+      targetParallelism: () => 8,
+      promiseWalker: (priority, options) => walkers.promise(priority, options),
+      onSplit: async (_job, child) => void split.push(child),
+    });
+    expect(await runSlice(ending, deps)).toEqual({ kind: 'done' });
+    expect(split).toHaveLength(1);
+    // The ending walk is promised to the new slice: once it ends, its walk is not free.
+    walkers.ended('backfill');
+    expect(walkers.free('backfill')).toBe(0);
+    await take(split[0]!);
+    walkers.started('backfill');
+    // A watch pass's slice of the job ends (the watch queue's walk frees): the backfill walks are
+    // all running, so no backfill slice is split off for it.
+    await again(ending);
+    await h.services.pool.query(`UPDATE job_slices SET priority = 'watch' WHERE id = $1::bigint`, [ending]);
+    walkers.started('watch');
+    expect(await runSlice(ending, deps)).toEqual({ kind: 'done' });
+    expect(split).toHaveLength(1);
+    // With a backfill walk free, it is.
+    walkers.ended('backfill');
+    await again(ending);
+    expect(await runSlice(ending, deps)).toEqual({ kind: 'done' });
+    expect(split).toHaveLength(2);
   });
 
   /**
