@@ -5,6 +5,7 @@
  * script), so the figures hold whatever the gate says of itself; `stats()` must agree with them.
  * Before the line: 16 waiters on one key made ~31 acquire calls per grant, 100 on 10 keys ~14.
  */
+import { setMaxListeners } from 'node:events';
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -57,6 +58,8 @@ function gateOn(keys: readonly string[], options: Partial<RedisGateOptions> = {}
 async function saturate(gate: ReturnType<typeof gateOn>, loops: number, ms: number) {
   const before = counted.calls.acquire;
   const controller = new AbortController();
+  // Every loop's waiting acquire listens on it, as on the Harvester's signal (which lifts the limit too).
+  setMaxListeners(0, controller.signal);
   const timer = setTimeout(() => controller.abort(), ms);
   const slots = new Map<string, number[]>();
   await Promise.all(
@@ -235,6 +238,7 @@ describe('RedisGate waiting line', () => {
   it('puts watches ahead of a long line of backfills, several watches in a row included', async () => {
     const gate = gateOn(['watch-line']);
     const controller = new AbortController();
+    setMaxListeners(0, controller.signal);
     const backfillSlots: number[] = [];
     const loops = Array.from({ length: 64 }, async () => {
       while (!controller.signal.aborted) {

@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -38,6 +39,8 @@ function lines(child: ChildProcess): AsyncIterator<string> {
 /** Runs `loops` concurrent acquire loops for `ms` and returns every grant's slot time per key. */
 async function saturate(acquire: (signal: AbortSignal) => Promise<{ fingerprint: string; slotAt: number }>, loops: number, ms: number) {
   const controller = new AbortController();
+  // Every loop's waiting acquire listens on it, as on the Harvester's signal (which lifts the limit too).
+  setMaxListeners(0, controller.signal);
   const timer = setTimeout(() => controller.abort(), ms);
   const slots = new Map<string, number[]>();
   await Promise.all(
