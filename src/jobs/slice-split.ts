@@ -11,6 +11,7 @@
 import type { RequestPriority } from '../api-client/gate.ts';
 import type { Logger } from '../logger.ts';
 import type { Pool } from '../store/db.ts';
+import type { CreatedSlice } from '../store/jobs.ts';
 import { activeSliceCounts, splitSlice, type SliceForRun } from '../store/job-runtime.ts';
 import { walkingSlices } from '../store/slice-remainders.ts';
 import { isLiveJobStatus } from '../store/states.ts';
@@ -70,14 +71,10 @@ export async function refill(ended: SliceForRun, deps: SplitDeps, log: Logger): 
     // The walk that ends takes the new slice: promised to it, so that no page's split takes the
     // walk first (this walk still counts as running until it returns). A slice of another queue
     // (a search watch's pass ended, its backfill walks on) needs a free walk of that queue.
-    const unpromise = deps.promiseWalker === undefined ? () => undefined : deps.promiseWalker(best.priority, { always: best.priority === ended.priority });
-    if (unpromise === null) return;
-    let child: Awaited<ReturnType<typeof splitSlice>> = null;
-    try {
-      child = await splitSlice(deps.pool, { sliceId: best.id, jobId: ended.jobId, ...best.proposal });
-    } finally {
-      if (!child) unpromise();
-    }
+    const proposal = best.proposal;
+    const child = await withPromisedWalker(deps, best.priority, { always: best.priority === ended.priority }, () =>
+      splitSlice(deps.pool, { sliceId: best.id, jobId: ended.jobId, ...proposal }),
+    );
     if (child) {
       log.info({ split: best.id, child: child.id, remainingPages: Math.round(remainingPages) }, 'a slice ended: split the largest remainder');
       await deps.onSplit(ended.jobId, child.id, child.priority);
@@ -98,37 +95,46 @@ export async function split(slice: SliceForRun, proposal: SplitProposal, deps: S
   // no round trip. Another process's walks of the job, if it has free walkers, split on their
   // own pages. The promise is taken before any await: pages that land together each found the
   // same free walkers while the first one's split was still being written.
-  const unpromise = deps.promiseWalker === undefined ? () => undefined : deps.promiseWalker(slice.priority);
-  if (unpromise === null) return false;
-  let made = false;
-  try {
-    made = await splitWithWalker(slice, proposal, deps, log);
-    return made;
-  } finally {
-    if (!made) unpromise();
-  }
-}
-
-async function splitWithWalker(slice: SliceForRun, proposal: SplitProposal, deps: SplitDeps, log: Logger): Promise<boolean> {
-  const target = deps.targetParallelism();
-  const full = fullJobsOf(deps.pool);
-  const now = performance.now();
-  const seen = full.get(slice.jobId);
-  if (seen !== undefined && now - seen.at < FULL_JOB_MEMORY_MS && seen.count >= target) return false;
-  const { active, unstarted } = await activeSliceCounts(deps.pool, slice.jobId);
-  if (active >= target) {
-    rememberFull(full, slice.jobId, active, now);
-    return false;
-  }
-  // A slice made a moment ago is not taken yet: pages that arrive together would otherwise each
-  // split before any walker counted as busy.
-  if (unstarted > 0) return false;
-  full.delete(slice.jobId);
-  const child = await splitSlice(deps.pool, { sliceId: slice.id, jobId: slice.jobId, ...proposal });
+  const child = await withPromisedWalker(deps, slice.priority, {}, () => splitIfRoom(slice, proposal, deps));
   if (!child) return false;
   log.info({ child: child.id, splitAt: new Date(proposal.stopBelowMs).toISOString() }, 'slice split');
   await deps.onSplit(slice.jobId, child.id, child.priority);
   return true;
+}
+
+/**
+ * Runs `make` with one of the process's walks promised to the slice it makes (SplitDeps.promiseWalker);
+ * the promise is taken back when it makes none (null, or a failure). Null without a free walk.
+ */
+async function withPromisedWalker<T>(deps: SplitDeps, priority: RequestPriority, options: { always?: boolean }, make: () => Promise<T | null>): Promise<T | null> {
+  const unpromise = deps.promiseWalker === undefined ? () => undefined : deps.promiseWalker(priority, options);
+  if (unpromise === null) return null;
+  let made: T | null = null;
+  try {
+    made = await make();
+    return made;
+  } finally {
+    if (made === null) unpromise();
+  }
+}
+
+/** The split's child, made when the job walks fewer slices than its target and none waits unwalked. */
+async function splitIfRoom(slice: SliceForRun, proposal: SplitProposal, deps: SplitDeps): Promise<CreatedSlice | null> {
+  const target = deps.targetParallelism();
+  const full = fullJobsOf(deps.pool);
+  const now = performance.now();
+  const seen = full.get(slice.jobId);
+  if (seen !== undefined && now - seen.at < FULL_JOB_MEMORY_MS && seen.count >= target) return null;
+  const { active, unstarted } = await activeSliceCounts(deps.pool, slice.jobId);
+  if (active >= target) {
+    rememberFull(full, slice.jobId, active, now);
+    return null;
+  }
+  // A slice made a moment ago is not taken yet: pages that arrive together would otherwise each
+  // split before any walker counted as busy.
+  if (unstarted > 0) return null;
+  full.delete(slice.jobId);
+  return splitSlice(deps.pool, { sliceId: slice.id, jobId: slice.jobId, ...proposal });
 }
 
 /**
