@@ -139,7 +139,7 @@ export async function reopenJobForRepair(
   plan: (input: AuditInput) => RepairPlan | null,
 ): Promise<{ slices: CreatedSlice[]; budget: number | null } | null> {
   return withTransaction(pool, async (client) => {
-    await client.query('SELECT 1 FROM jobs WHERE id = $1::bigint FOR UPDATE', [jobId]);
+    await client.query('SELECT 1 FROM jobs WHERE id = $1::bigint FOR NO KEY UPDATE', [jobId]);
     const input = await loadAuditInput(client, jobId);
     const p = input ? plan(input) : null;
     if (!input || !p || p.slices.length === 0) return null;

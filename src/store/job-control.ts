@@ -77,7 +77,7 @@ export async function setJobControl(
     const { rows } = await client.query<{ status: JobStatus; every: number | null; is_watch: boolean; active: boolean }>(
       `SELECT j.status, w.every_seconds AS every, (w.job_id IS NOT NULL) AS is_watch,
               EXISTS (SELECT 1 FROM job_slices s WHERE s.job_id = j.id AND s.status IN ('pending', 'running')) AS active
-         FROM jobs j LEFT JOIN watches w ON w.job_id = j.id WHERE j.id = $1::bigint FOR UPDATE OF j`,
+         FROM jobs j LEFT JOIN watches w ON w.job_id = j.id WHERE j.id = $1::bigint FOR NO KEY UPDATE OF j`,
       [jobId],
     );
     const r = rows[0];

@@ -122,7 +122,7 @@ export async function lockJobAndSlices(client: PoolClient, jobId: string): Promi
     `SELECT 1 FROM job_slices WHERE job_id = $1::bigint AND status IN ('pending', 'running') ORDER BY id FOR UPDATE`,
     [jobId],
   );
-  await client.query('SELECT 1 FROM jobs WHERE id = $1::bigint FOR UPDATE', [jobId]);
+  await client.query('SELECT 1 FROM jobs WHERE id = $1::bigint FOR NO KEY UPDATE', [jobId]);
 }
 
 /**
@@ -185,7 +185,7 @@ async function rollUp(client: PoolClient, jobId: string): Promise<JobStatus> {
 /** Rolls a job up on its own (after resume: its last slice may have ended while it was paused). */
 export async function rollUpJob(pool: Pool, jobId: string): Promise<JobStatus> {
   return withTransaction(pool, async (client) => {
-    await client.query('SELECT 1 FROM jobs WHERE id = $1::bigint FOR UPDATE', [jobId]);
+    await client.query('SELECT 1 FROM jobs WHERE id = $1::bigint FOR NO KEY UPDATE', [jobId]);
     return rollUp(client, jobId);
   });
 }
@@ -231,7 +231,7 @@ export async function finishSlice(pool: Pool, f: FinishSlice): Promise<JobStatus
         RETURNING newest_tweet_id::text AS newest, new_items::text, (params->>'pass')::int AS pass`,
       [f.sliceId, f.status, f.errorCode ?? null, f.errorMessage ?? null, f.lease ?? null],
     );
-    await client.query('SELECT 1 FROM jobs WHERE id = $1::bigint FOR UPDATE', [f.jobId]);
+    await client.query('SELECT 1 FROM jobs WHERE id = $1::bigint FOR NO KEY UPDATE', [f.jobId]);
     const slice = rows[0];
     // A watch pass is recorded with its slice's end, in this transaction: a crash in between left a
     // failed pass uncounted (the next pass took its number, and the dedupe key its event) and its
