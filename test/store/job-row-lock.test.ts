@@ -68,7 +68,7 @@ describe('the job row lock of control and end steps', () => {
     const job = await newSlices(db.pool, 1);
     await finishSlice(db.pool, { jobId: job.jobId, sliceId: job.sliceIds[0]!, status: 'done' });
     const reopened = await besideKeyShare(job.jobId, () =>
-      reopenJobForRepair(db.pool, job.jobId, () => ({ slices: [{ kind: 'search-window', params: { i: 9 } }], budget: null })),
+      reopenJobForRepair(db.pool, job.jobId, () => ({ slices: [{ kind: 'search-window', params: { i: 9 } }], budget: null, note: 'repair' })),
     );
     expect(reopened.result?.slices).toHaveLength(1);
   });
