@@ -36,6 +36,13 @@ export interface FetchedPage {
    * pages on its way to its gap counted every one stale and ended short, pass after pass.
    */
   outsideRange?: string;
+  /**
+   * The page ends a resuming pass's first segment: its next cursor opens the second (pages.ts,
+   * resumeSegment). A run of empty pages does not cross it: the second segment's pages count from
+   * its first, so empty pages at the first segment's end cannot end the walk before the second
+   * segment has been asked for (its range stayed unread, and the next pass paid for the first again).
+   */
+  opensSegment?: boolean;
 }
 
 export interface SliceContext {

@@ -300,6 +300,9 @@ function quarantineRecords(endpoint: string, items: FetchedPage['quarantined']):
   return out;
 }
 
+/** A page that counts in the slice's run of empty pages: one that opens a resuming pass's second segment ends the run. */
+const emptyPage = (page: FetchedPage): boolean => page.itemCount === 0 && page.opensSegment !== true;
+
 /** Where the walk goes after a page: its next cursor (null: it ends with this page), why, and notes. */
 interface NextStep {
   next: string | null;
@@ -318,7 +321,7 @@ function nextStepOf(slice: SliceForRun, page: FetchedPage, verdict: PageVerdict,
     next = null;
     endReason = SliceEndReason.REPEATED_CURSOR;
   }
-  const emptyRun = page.itemCount === 0 ? slice.emptyPages + 1 : 0;
+  const emptyRun = emptyPage(page) ? slice.emptyPages + 1 : 0;
   if (next !== null && emptyRun >= MAX_EMPTY_PAGES && handler.endsByItself !== true) {
     notes.push(`${emptyRun} empty pages in a row; walk ended`);
     next = null;
@@ -375,7 +378,7 @@ async function commitAndDecide(
       quarantined: quarantineRecords(page.endpoint, page.quarantined),
       requests: attempts.map(requestRecord),
       recentCursorHash: next !== null && nextHash !== null ? nextHash : undefined,
-      emptyPage: page.itemCount === 0,
+      emptyPage: emptyPage(page),
       observedAt: undefined,
       outsideRange: page.outsideRange,
     }, ahead ? { waitsFor: ahead } : {}));

@@ -5,11 +5,12 @@
  * mentions with until_date (a day).
  */
 import { describe, expect, it } from 'vitest';
-import { failSlice } from '../../src/jobs/slice-runner.ts';
+import { failSlice, runSlice } from '../../src/jobs/slice-runner.ts';
 import { runWatchTick } from '../../src/jobs/watch.ts';
 import { msOfId } from '../../src/jobs/time-slices.ts';
 import { getWatchRow } from '../../src/store/watches.ts';
 import { jobTweetIds, useHarness, type Harness } from '../helpers/harness.ts';
+import { runnerDeps, withSearch } from '../helpers/slice-runner.ts';
 import { expectedSearchIds } from './ground-truth.ts';
 
 const DAY_MS = 24 * 3600 * 1000;
@@ -128,6 +129,36 @@ describe('a pass after one cut short reads only what the cut pass did not', () =
     expect(await jobTweetIds(h, jobId)).toEqual([...old].sort());
     expect((await getWatchRow(h.services.pool, jobId))!.gaps).toEqual([]);
     expect((await getWatchRow(h.services.pool, jobId))!.highWatermarkId).toBe(newestFirst(old)[0]);
+  });
+
+  it('empty pages at the end of a resuming pass\'s first part and the start of its second do not end the walk at three', async () => {
+    const word = 'quokkaresume';
+    const old = h.sim.control.addTweets(Array.from({ length: 100 }, (_, i) => ({ authorHandle: author().username, text: `${word} ${i}` })));
+    h.sim.control.setFaults({ repeatCursorAfterPages: 2 });
+    const jobId = await h.submit({ kind: 'search', params: { query: word, everySeconds: 600 } });
+    await h.runUntil(jobId, { until: ['scheduled', 'failed'] });
+    h.sim.control.setFaults({ repeatCursorAfterPages: null });
+    // The next pass: its first part finds nothing new (one empty page, the service's end), and the
+    // service opens its second part (max_id:) with two empty pages that carry a cursor: three
+    // empty pages in a row, across the two parts. The walk ended there, with the 40 below unread.
+    await runWatchTick(jobId, { pool: h.services.pool, queues: h.services.queues });
+    const { rows } = await h.services.pool.query<{ id: string }>(
+      `SELECT id::text FROM job_slices WHERE job_id = $1::bigint AND status = 'pending' ORDER BY id DESC LIMIT 1`,
+      [jobId],
+    );
+    let emptyOpenings = 0;
+    const client = withSearch(h.services.client, (real) => async (params, options) => {
+      if (!params.query.includes('max_id:')) return real(params, options);
+      // The second empty page's cursor leads to the service's own first page of the part.
+      if (params.cursor === 'empty-2') return real({ query: params.query, order: params.order }, options);
+      if (emptyOpenings === 2) return real(params, options);
+      emptyOpenings += 1;
+      return { items: [], nextCursor: `empty-${emptyOpenings}`, quarantined: [] };
+    });
+    expect(await runSlice(rows[0]!.id, runnerDeps(h.services, { client }))).toEqual({ kind: 'done' });
+    expect(emptyOpenings).toBe(2);
+    expect(await jobTweetIds(h, jobId)).toEqual([...old].sort());
+    expect((await getWatchRow(h.services.pool, jobId))!).toMatchObject({ gaps: [], highWatermarkId: newestFirst(old)[0] });
   });
 
   it('mentions: the next pass reads the new mentions, then from two days after the cut pass\'s oldest down', async () => {

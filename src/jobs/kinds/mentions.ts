@@ -13,7 +13,7 @@ import { z } from 'zod';
 import { createWatch, cutPassResume, passLowerBound, watchIdentity } from '../../store/watches.ts';
 import type { JobKind, PageVerdict, SliceHandler, SliceSpec, WatchPassInput } from '../kind.ts';
 import { msOfId } from '../time-slices.ts';
-import { oldestMs, resumeNextCursor, resumeSegment, tweetPage } from './pages.ts';
+import { oldestMs, resumedPage, resumeSegment, tweetPage } from './pages.ts';
 import { backfillSlices, handoffWatermark } from './watch-handoff.ts';
 
 export const DEFAULT_FIRST_PASS_LOOKBACK_MS = 7 * 24 * 3600 * 1000;
@@ -182,7 +182,7 @@ export const mentionsSlice: SliceHandler<MentionsSliceParams> = {
     // the second would then skip what lies between this page and the cut pass's newest.
     const from = BigInt(p.resumeFromId!);
     const reachedRead = !segment.below && page.items.some((t) => BigInt(t.id) <= from);
-    return { ...fetched, nextCursor: resumeNextCursor(segment.below, page.nextCursor, reachedRead) };
+    return resumedPage(fetched, segment.below, reachedRead);
   },
   afterPage(p, page, info) {
     const verdict: PageVerdict = {};

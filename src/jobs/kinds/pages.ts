@@ -78,9 +78,15 @@ export function resumeSegment(cursor: string | null): { below: boolean; cursor: 
  * what the cut pass read) leads into the second; otherwise the service's cursor goes on, and its
  * end ends the walk, as any walk's end (the pass's end rules judge it: passEnd).
  */
-export function resumeNextCursor(below: boolean, serviceNext: string | null, reachedRead: boolean): string | null {
+function resumeNextCursor(below: boolean, serviceNext: string | null, reachedRead: boolean): string | null {
   if (below) return serviceNext === null ? null : `${BELOW_PREFIX}${serviceNext}`;
   return reachedRead ? BELOW_PREFIX : serviceNext;
+}
+
+/** A resuming pass's page with its next cursor (resumeNextCursor), marked when that cursor opens the second segment. */
+export function resumedPage(page: FetchedPage, below: boolean, reachedRead: boolean): FetchedPage {
+  const nextCursor = resumeNextCursor(below, page.nextCursor, reachedRead);
+  return !below && reachedRead ? { ...page, nextCursor, opensSegment: true } : { ...page, nextCursor };
 }
 
 /**

@@ -18,7 +18,7 @@ import type { JobKind, PageVerdict, PlanContext, SliceHandler, SliceSpec, WatchP
 import { checkSearchQuery, countQueryOperators, MAX_QUERY_OPERATORS, withOperators } from '../search-query.ts';
 import { msOfId, parallelismCap, rangeOperators, splitPoint, splitRange, targetParallelism } from '../time-slices.ts';
 import { MAX_TWEETS_WITH_EVERY, maxTweetsStop } from './max-tweets.ts';
-import { newestMs, oldestMs, resumeNextCursor, resumeSegment, tweetPage } from './pages.ts';
+import { newestMs, oldestMs, resumedPage, resumeSegment, tweetPage } from './pages.ts';
 import { handoffWatermark } from './watch-handoff.ts';
 
 /** How far back a keyword watch's first pass reads without --since. */
@@ -190,7 +190,7 @@ export const searchSlice: SliceHandler<SearchSliceParams> = {
       { query: sliceQuery(p, segment), order: p.order, ...(segment.cursor ? { cursor: segment.cursor } : {}) },
       ctx.call,
     );
-    return { ...tweetPage('POST /v3/search-tweets', page), nextCursor: resumeNextCursor(segment.below, page.nextCursor, page.nextCursor === null) };
+    return resumedPage(tweetPage('POST /v3/search-tweets', page), segment.below, page.nextCursor === null);
   },
   afterPage(p, page, info) {
     const verdict: PageVerdict = {};
