@@ -25,10 +25,16 @@ export function runnerDeps(services: { pool: Pool; client: ApiClient }, override
 
 /** `client` with `searchTweets` replaced by `wrap(real)`; every other member is the client's own. */
 export function withSearch(client: ApiClient, wrap: (real: ApiClient['searchTweets']) => ApiClient['searchTweets']): ApiClient {
-  const search = wrap(client.searchTweets.bind(client));
+  return withCall(client, 'searchTweets', wrap);
+}
+
+/** `client` with its method `name` replaced by `wrap(real)`; every other member is the client's own. */
+export function withCall<K extends keyof ApiClient>(client: ApiClient, name: K, wrap: (real: ApiClient[K]) => ApiClient[K]): ApiClient {
+  const method: unknown = client[name];
+  const replaced = wrap((typeof method === 'function' ? method.bind(client) : method) as ApiClient[K]);
   return new Proxy(client, {
     get(target, property) {
-      if (property === 'searchTweets') return search;
+      if (property === name) return replaced;
       const value: unknown = Reflect.get(target, property);
       return typeof value === 'function' ? value.bind(target) : value;
     },

@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { runSlice } from '../../src/jobs/slice-runner.ts';
 import { runWatchTick } from '../../src/jobs/watch.ts';
 import { jobTweetIds, useHarness } from '../helpers/harness.ts';
+import { runnerDeps, withCall } from '../helpers/slice-runner.ts';
+import { expectedSearchIds } from './ground-truth.ts';
 
 describe('mention watch', () => {
   const h = useHarness();
@@ -39,6 +42,31 @@ describe('mention watch', () => {
     expect(after.length).toBe(firstIds.length + added.length);
     expect(mentionCalls() - calls).toBe(2); // 25 new = two pages of 20
     expect(second.watch?.passes).toBe(3);
+  });
+
+  it('a first pass asks from the day before its --since (the service\'s time zone is unknown) and stops at --since', async () => {
+    const w = h.sim.world;
+    const since = '2026-09-10';
+    const target = [...w.users]
+      .filter((u) => !u.protected && !u.suspended && !u.deleted)
+      .map((u) => ({ u, ids: expectedSearchIds(w, `@${u.username} since:${since}`) }))
+      .filter(({ ids }) => ids.length > 20)
+      .sort((a, b) => a.ids.length - b.ids.length)[0]!;
+    // A zone west of UTC reads since_date D from hours after UTC midnight: asking for D itself
+    // left the mentions of D's first hours unanswered, and the pass ended complete.
+    const asked: Array<string | undefined> = [];
+    const client = withCall(h.services.client, 'mentions', (real) => (params, options) => {
+      asked.push(params.sinceDate);
+      return real(params, options);
+    });
+    const jobId = await h.submit({ kind: 'mentions', params: { handle: target.u.username, since, minReplies: 0 } });
+    const { rows } = await h.services.pool.query<{ id: string }>("SELECT id::text FROM job_slices WHERE job_id = $1::bigint AND status = 'pending'", [jobId]);
+    expect(await runSlice(rows[0]!.id, runnerDeps(h.services, { client }))).toEqual({ kind: 'done' });
+    expect(new Set(asked)).toEqual(new Set(['2026-09-09']));
+    const stored = new Set(await jobTweetIds(h, jobId));
+    expect(target.ids.filter((id) => !stored.has(id))).toEqual([]);
+    // It stopped at the page that crossed --since: at most one page more than the mentions since.
+    expect(asked.length).toBeLessThanOrEqual(Math.ceil(target.ids.length / 20) + 1);
   });
 
   it('two ticks at once start one pass (passes never overlap)', async () => {

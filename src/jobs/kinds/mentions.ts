@@ -114,6 +114,17 @@ function untilBelowMs(id: string): number {
   return (Math.floor(msOfId(id) / DAY_MS) + 2) * DAY_MS;
 }
 
+/**
+ * The since_date of a pass that reads down to a floor (a first pass's --since or lookback): the
+ * day before the floor's UTC day. In a zone west of UTC the floor's own day would begin hours
+ * after UTC midnight, and the mentions in between, above the floor, were never answered, while the
+ * pass ended complete. The walk still stops at the floor (afterPage): the margin costs at most the
+ * one page that crosses it.
+ */
+function sinceFloorMs(floorMs: number): number {
+  return floorMs - DAY_MS;
+}
+
 export const mentionsJob: JobKind<MentionsJobParams> = {
   kind: 'mentions',
   params: MentionsJobParams,
@@ -157,7 +168,7 @@ export const mentionsSlice: SliceHandler<MentionsSliceParams> = {
   params: MentionsSliceParams,
   fetchAhead: true,
   async fetchPage(p, cursor, ctx) {
-    const sinceDate = p.floorMs !== null ? isoDay(p.floorMs) : undefined;
+    const sinceDate = p.floorMs !== null ? isoDay(sinceFloorMs(p.floorMs)) : undefined;
     // A resuming pass (resumeSegment): above the cut pass's newest, then before the day after its oldest.
     const resuming = p.resumeFromId !== undefined && p.resumeBelowId !== undefined;
     const segment = resuming ? resumeSegment(cursor) : { below: false, cursor };
