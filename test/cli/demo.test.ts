@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { laterDashboardCommand, printableDatabaseUrl } from '../../src/cli/demo/dashboard.ts';
@@ -75,7 +76,11 @@ describe('harvest demo', () => {
       const printed = printableDatabaseUrl(url);
       expect(printed.url).not.toContain('s3cret');
       expect(printed.hint).toContain('PGPASSWORD');
-      expect(laterDashboardCommand(url, 'p', 'http://127.0.0.1:1')).not.toContain('s3cret');
+      const command = laterDashboardCommand(url, 'p', 'http://127.0.0.1:1');
+      expect(command).not.toContain('s3cret');
+      // Pasted into a shell as printed: the hint sat outside the comment and bash refused the line.
+      expect(() => execFileSync('bash', ['-n', '-c', command])).not.toThrow();
+      expect(command).toMatch(/^DATABASE_URL='[^']+' HARVEST_REDIS_PREFIX='p' HARVEST_BASE_URL='http:\/\/127\.0\.0\.1:1' node '\/[^']+\/bin\/harvest\.js' dashboard +# /);
     }
     expect(printableDatabaseUrl('postgres://u@db/d?sslmode=require')).toEqual({ url: 'postgres://u@db/d?sslmode=require', hint: '' });
   });
@@ -91,7 +96,7 @@ describe('harvest demo', () => {
     expect(out.text()).toContain('WHERE job_id = 1\n');
     expect(out.text()).not.toContain('s3cret-pw');
     expect(out.text()).toMatch(/`psql '[^']+'` \(with PGPASSWORD set to the password of your DATABASE_URL\)/);
-    expect(out.text()).toMatch(/npx harvest dashboard \(with PGPASSWORD set/);
+    expect(out.text()).toMatch(/bin\/harvest\.js' dashboard +# then open http:\/\/127\.0\.0\.1:8080\/ \(with PGPASSWORD set/);
   }, 30_000);
 
   it('says in one line that Redis is unreachable, and how to start it, with exit 1', async () => {

@@ -3,6 +3,7 @@
  * after it ends, until Ctrl-C; elsewhere (CI, tests, a pipe) it serves nothing and ends on its
  * own, printing how to open the page later with `harvest dashboard`.
  */
+import { fileURLToPath } from 'node:url';
 import { createDashboardHandler, startDashboardServer, type DashboardServer } from '../../dashboard/server.ts';
 import type { Services } from '../../jobs/services.ts';
 import type { Logger } from '../../logger.ts';
@@ -34,12 +35,20 @@ export function printableDatabaseUrl(databaseUrl: string): { url: string; hint: 
   return { url: url.toString(), hint: ' (with PGPASSWORD set to the password of your DATABASE_URL)' };
 }
 
+/** This checkout's command, by path: `npx harvest` outside it would offer the registry's unrelated `harvest` package. */
+const HARVEST_BIN = fileURLToPath(new URL('../../../bin/harvest.js', import.meta.url));
+
+/** `text` as one word of a POSIX shell command line. */
+const shellWord = (text: string): string => `'${text.replaceAll("'", `'\\''`)}'`;
+
 /**
- * The command that shows this demo's database in the dashboard after the demo has ended. No key:
- * the dashboard lists the keys the demo's worker synced, by fingerprint (Services.keyStates), from
- * the limiter state kept for the demo's simulator address (nothing is sent there).
+ * The command that shows this demo's database in the dashboard after the demo has ended, to be
+ * pasted into a shell anywhere: the password hint is part of the comment, not of the command. No
+ * key: the dashboard lists the keys the demo's worker synced, by fingerprint (Services.keyStates),
+ * from the limiter state kept for the demo's simulator address (nothing is sent there).
  */
 export function laterDashboardCommand(databaseUrl: string, redisPrefix: string, baseUrl: string): string {
   const { url, hint } = printableDatabaseUrl(databaseUrl);
-  return `DATABASE_URL='${url}' HARVEST_REDIS_PREFIX=${redisPrefix} HARVEST_BASE_URL=${baseUrl} npx harvest dashboard${hint}   # then open http://127.0.0.1:${DEMO_DASHBOARD_PORT}/`;
+  const env = `DATABASE_URL=${shellWord(url)} HARVEST_REDIS_PREFIX=${shellWord(redisPrefix)} HARVEST_BASE_URL=${shellWord(baseUrl)}`;
+  return `${env} node ${shellWord(HARVEST_BIN)} dashboard   # then open http://127.0.0.1:${DEMO_DASHBOARD_PORT}/${hint}`;
 }
