@@ -46,9 +46,6 @@ export async function refill(ended: SliceForRun, deps: SplitDeps, log: Logger): 
     if (!isLiveJobStatus(ended.job.status)) return;
     const walking = await walkingSlices(deps.pool, ended.jobId);
     if (walking.length >= deps.targetParallelism()) return;
-    // A slice of the job still waits for a walker: the one this walk frees takes it (or another
-    // job's), and a new slice would only wait beside it.
-    if (walking.some((w) => w.unstarted)) return;
     let best: { id: string; priority: RequestPriority; proposal: SplitProposal; remainingPages: number } | null = null;
     for (const w of walking) {
       let handler: SliceHandler<unknown>;
@@ -67,6 +64,11 @@ export async function refill(ended: SliceForRun, deps: SplitDeps, log: Logger): 
       }
     }
     if (best === null) return;
+    // A slice of the job still waits for a walker of that queue: the one this walk frees takes it
+    // (or another job's), and a new slice would only wait beside it. One on the other queue (a
+    // search watch's pass beside its backfill) waits for other walkers.
+    const priority = best.priority;
+    if (walking.some((w) => w.unstarted && w.priority === priority)) return;
     const { remainingPages } = best;
     // The walk that ends takes the new slice: promised to it, so that no page's split takes the
     // walk first (this walk still counts as running until it returns). A slice of another queue
@@ -125,7 +127,7 @@ async function splitIfRoom(slice: SliceForRun, proposal: SplitProposal, deps: Sp
   const now = performance.now();
   const seen = full.get(slice.jobId);
   if (seen !== undefined && now - seen.at < FULL_JOB_MEMORY_MS && seen.count >= target) return null;
-  const { active, unstarted } = await activeSliceCounts(deps.pool, slice.jobId);
+  const { active, unstarted } = await activeSliceCounts(deps.pool, slice.jobId, slice.priority);
   if (active >= target) {
     rememberFull(full, slice.jobId, active, now);
     return null;

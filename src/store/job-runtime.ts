@@ -295,15 +295,16 @@ export async function splitSlice(
 }
 
 /**
- * A job's active slices (pending or running), and how many of them no walk has taken yet
- * (pending without a lease: a walk's lease stays on its slice for good, so a slice put back by a
- * pause or a retry is not counted).
+ * A job's active slices (pending or running), and how many of them on the queue of `priority` no
+ * walk has taken yet (pending without a lease: a walk's lease stays on its slice for good, so a
+ * slice put back by a pause or a retry is not counted). A slice waiting on the other queue (a
+ * search watch's pass beside its backfill) is not for the same walkers, so it is not counted.
  */
-export async function activeSliceCounts(db: Queryable, jobId: string): Promise<{ active: number; unstarted: number }> {
+export async function activeSliceCounts(db: Queryable, jobId: string, priority: JobPriority): Promise<{ active: number; unstarted: number }> {
   const { rows } = await db.query<{ active: number; unstarted: number }>(
-    `SELECT count(*)::int AS active, count(*) FILTER (WHERE status = 'pending' AND lease IS NULL)::int AS unstarted
+    `SELECT count(*)::int AS active, count(*) FILTER (WHERE status = 'pending' AND lease IS NULL AND priority = $2)::int AS unstarted
        FROM job_slices WHERE job_id = $1::bigint AND status IN ('pending', 'running')`,
-    [jobId],
+    [jobId, priority],
   );
   return { active: rows[0]?.active ?? 0, unstarted: rows[0]?.unstarted ?? 0 };
 }

@@ -143,6 +143,27 @@ describe('splits and free walkers', () => {
     expect(split).toHaveLength(1);
   });
 
+  it('a slice of the job waiting on the other queue (a watch pass) holds back no backfill split or refill', { timeout: 60_000 }, async () => {
+    // A search watch with --since: its pass waits on the watch queue while its backfill walks.
+    // Backfill walkers cannot take it, so it must not stop them from splitting.
+    const { ending, waiting } = await endingBesideWalking();
+    await h.services.pool.query(`UPDATE job_slices SET priority = 'watch' WHERE id = $1::bigint`, [waiting]);
+    const refilled: string[] = [];
+    const deps = runnerDeps(h.services, { targetParallelism: () => 8, onSplit: async (_job, child) => void refilled.push(child) });
+    expect(await runSlice(ending, deps)).toEqual({ kind: 'done' });
+    expect(refilled).toHaveLength(1);
+
+    const { jobId, sliceId } = await oneSliceJob(h);
+    await h.services.pool.query(
+      `INSERT INTO job_slices (job_id, kind, params, priority) SELECT job_id, kind, params, 'watch' FROM job_slices WHERE id = $1::bigint`,
+      [sliceId],
+    );
+    const children = await walk(sliceId, 4, { promiseWalker: free, onSplit: (_job, child) => take(child) });
+    expect(children.length).toBeGreaterThanOrEqual(1);
+    // A backfill slice waiting still holds them back (the test above): only the queue differs.
+    expect((await h.services.pool.query(`SELECT 1 FROM job_slices WHERE job_id = $1::bigint AND priority = 'watch' AND status = 'pending'`, [jobId])).rowCount).toBe(1);
+  });
+
   it('a slice that ends splits a remainder for its own walk even in a full worker; one of another queue only for a free walk there', { timeout: 30_000 }, async () => {
     const { ending, waiting } = await endingBesideWalking();
     await take(waiting);
