@@ -2,7 +2,7 @@
 import type { CanonicalUser, UserSource } from './canonical.ts';
 import type { FollowerV3, ReducedUser, TopFollower, UserV3 } from './schemas/user-v3.ts';
 import type { BasicAccount, NewFollower, UserV2Embedded } from './schemas/user-v2.ts';
-import { countOf, orNull } from './schemas/common.ts';
+import { countOf, isIdString, isString, orNull, validElements } from './schemas/common.ts';
 
 /**
  * Every normaliser builds on this literal or on normalizeUserV3's (the same keys in the same
@@ -51,7 +51,11 @@ export function bannerOf(backgroundUrl: string | null | undefined): string | nul
   return backgroundUrl && backgroundUrl.includes('/profile_banners/') ? backgroundUrl : null;
 }
 
-/** One literal, no spread of an empty record: this runs for every tweet's author. */
+/**
+ * One literal, no spread of an empty record: this runs for every tweet's author. Of bio_urls and
+ * pinned_tweet_ids only the strings and the canonical ids are kept (userV3Schema checks neither
+ * element by element); `raw` keeps both lists as they came.
+ */
 export function normalizeUserV3(user: UserV3, raw: unknown): CanonicalUser {
   return {
     id: user.id,
@@ -72,8 +76,8 @@ export function normalizeUserV3(user: UserV3, raw: unknown): CanonicalUser {
     profileImageUrl: orNull(user.profile_image_url),
     profileBackgroundImageUrl: orNull(user.profile_background_image_url),
     bannerUrl: bannerOf(user.profile_background_image_url),
-    bioUrls: user.bio_urls ?? [],
-    pinnedTweetIds: user.pinned_tweet_ids ?? [],
+    bioUrls: validElements(user.bio_urls, isString),
+    pinnedTweetIds: validElements(user.pinned_tweet_ids, isIdString),
     source: 'v3',
     raw,
   };

@@ -6,7 +6,7 @@
 import type { CanonicalTweet, CanonicalUser, EngagementCounts, TweetEntity } from './canonical.ts';
 import { normalizeUserV2Embedded, normalizeUserV3 } from './normalize-user.ts';
 import type { TweetV3 } from './schemas/tweet-v3.ts';
-import { countOf, idOrNull, idSchema, orNull, type sharedTweetCounts } from './schemas/common.ts';
+import { countOf, idOrNull, idSchema, orNull, validElements, type sharedTweetCounts } from './schemas/common.ts';
 import { describeIssues, type Quarantined } from './page.ts';
 import { tweetV3Schema } from './schemas/tweet-v3.ts';
 import { userV3Schema } from './schemas/user-v3.ts';
@@ -23,15 +23,26 @@ export {
   normalizeUserV3,
 } from './normalize-user.ts';
 
-type WireEntity = { link: string | null; preview: string | null; type: string | null };
+type WireEntity = { link?: string | null | undefined; preview?: string | null | undefined; type?: string | null | undefined };
 
-type PlainEntity = { link?: string | null | undefined; preview?: string | null | undefined; type?: string | null | undefined };
+const isTextOrNone = (value: unknown): boolean => value === null || value === undefined || typeof value === 'string';
+
+/**
+ * An element of `entities` that can be read: an object whose link, preview and type are each a
+ * string, null or absent (unknown fields allowed). Any other element is left out of the tweet's
+ * entities, media and urls; the tweet's raw keeps it.
+ */
+function isWireEntity(value: unknown): value is WireEntity {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
+  const e = value as Record<string, unknown>;
+  return isTextOrNone(e.link) && isTextOrNone(e.preview) && isTextOrNone(e.type);
+}
 
 // Module scope, not a closure per call: see plainColumns in src/store/db.ts.
-const toEntity = (e: WireEntity | PlainEntity): TweetEntity => ({ type: e.type ?? null, link: e.link ?? null, preview: e.preview ?? null });
+const toEntity = (e: WireEntity): TweetEntity => ({ type: e.type ?? null, link: e.link ?? null, preview: e.preview ?? null });
 
-function entitiesOf(entities: readonly (WireEntity | PlainEntity)[]): TweetEntity[] {
-  return entities.map(toEntity);
+function entitiesOf(entities: readonly unknown[] | null | undefined): TweetEntity[] {
+  return entities ? validElements(entities, isWireEntity).map(toEntity) : [];
 }
 
 function field(raw: unknown, name: string): unknown {
@@ -117,7 +128,7 @@ function authored(author: CanonicalUser | null): Pick<CanonicalTweet, 'author' |
  * canonical key order (no spread of helper objects): 20 of these a page, plus their authors.
  */
 export function normalizeTweetV3(tweet: TweetV3, raw: unknown, parts?: Quarantined[], depth = 0): CanonicalTweet {
-  const entities = tweet.entities ? entitiesOf(tweet.entities) : [];
+  const entities = entitiesOf(tweet.entities);
   const userRaw = field(raw, 'user');
   const author = authorV3(userRaw, tweet.id, parts);
   const quoted = embeddedV3(field(raw, 'quoted_status'), depth + 1, parts);

@@ -50,19 +50,26 @@ describe('ids are canonical positive int64 decimal strings', () => {
     expect(page.nextCursor).toBe('c');
   });
 
-  it("quarantines an author whose id or pinned id is not canonical, and keeps the tweet without the profile", () => {
+  it("quarantines an author whose id is not canonical, and keeps the tweet without the profile", () => {
     const badId = userV3({ id: '9223372036854775808' });
-    const badPinned = userV3({ pinned_tweet_ids: ['00012'] });
-    const tweets = [tweetV3({ id: '1951234567890123001', user: badId }), tweetV3({ id: '1951234567890123002', user: badPinned })];
+    const badCount = userV3({ tweets_count: 1.5 });
+    const tweets = [tweetV3({ id: '1951234567890123001', user: badId }), tweetV3({ id: '1951234567890123002', user: badCount })];
     const page = readPage({ tweets, next_cursor: 'c' }, ['tweets'], tweetV3Reader);
     expect(page.quarantined).toEqual([]);
     expect(page.items.map((t) => [t.id, t.author, t.authorId])).toEqual([
       ['1951234567890123001', null, null],
       ['1951234567890123002', null, BIG_USER_ID],
     ]);
-    expect(page.refusedParts?.map((q) => q.payload)).toEqual([badId, badPinned]);
-    expect(page.refusedParts?.[1]?.reason).toMatch(/^author of tweet 1951234567890123002: pinned_tweet_ids\.0: /);
-    expect(quarantineOf(page).map((q) => q.payload)).toEqual([badId, badPinned]);
+    expect(page.refusedParts?.map((q) => q.payload)).toEqual([badId, badCount]);
+    expect(page.refusedParts?.[1]?.reason).toMatch(/^author of tweet 1951234567890123002: tweets_count: /);
+    expect(quarantineOf(page).map((q) => q.payload)).toEqual([badId, badCount]);
+  });
+
+  it('leaves a non-canonical pinned id out of the author, not the author out of the tweet', () => {
+    const author = userV3({ pinned_tweet_ids: ['00012', BIG_TWEET_ID, '9223372036854775808'] });
+    const page = readPage({ tweets: [tweetV3({ user: author })], next_cursor: 'c' }, ['tweets'], tweetV3Reader);
+    expect(page.refusedParts).toEqual([]);
+    expect(page.items[0]?.author).toMatchObject({ id: BIG_USER_ID, pinnedTweetIds: [BIG_TWEET_ID], raw: author });
   });
 });
 

@@ -7,7 +7,7 @@ import { tweetV3, userV3 } from '../api-client/fixtures.ts';
 
 describe('tweetPage', () => {
   it('quarantines a refused author beside refused tweets, and counts only the tweets as items', () => {
-    const badAuthor = userV3({ pinned_tweet_ids: ['007'] });
+    const badAuthor = userV3({ followers_count: -1 });
     const wire = {
       tweets: [tweetV3({ id: '1951234567890123001', user: badAuthor }), tweetV3({ id: '01' }), tweetV3({ id: '1951234567890123003' })],
       next_cursor: 'c',

@@ -109,24 +109,6 @@ export const optionalTimestampSchema = z
   .nullish()
   .transform((v) => (v instanceof Date ? v : null));
 
-/** Array that may come as null (bio_urls, pinned_tweet_ids). */
-export function nullableArray<T extends z.ZodType>(item: T) {
-  return z
-    .array(item)
-    .nullish()
-    .transform((v) => v ?? []);
-}
-
-export const entitySchema = z
-  .object({
-    link: textSchema,
-    preview: textSchema,
-    type: textSchema,
-  })
-  .loose();
-
-export const entitiesSchema = nullableArray(entitySchema);
-
 /*
  * Plain field schemas for the hottest shapes (the v3 tweet and user: 20 of each per search page).
  * They validate exactly what the schemas above validate but transform nothing: `null`/absent stay
@@ -161,13 +143,17 @@ export const plainOptionalId = z
   .refine((v) => v === '' || isCanonicalId(v), ID_MESSAGE)
   .nullish();
 
-/** An array that may come as null or be absent. */
-export function plainArray<T extends z.ZodType>(item: T) {
-  return z.array(item).nullish();
-}
-
-/** Closed: only the three fields are read; the stored raw keeps the entity as it came. */
-export const plainEntitiesSchema = plainArray(z.object({ link: plainText, preview: plainText, type: plainText }));
+/**
+ * A secondary array (bio_urls, pinned_tweet_ids, a tweet's entities): an array, or null / absent
+ * for none; anything else is refused. Its elements are checked where they are read, by the
+ * normaliser's predicate (`validElements`), not here: one odd element (a `null` among the
+ * bio_urls, an empty pinned id, an entity whose link is a number) then costs that element in the
+ * derived columns, not the whole item (a listing's user and its edge, `/v3/info`'s profile, a
+ * tweet). Nothing is lost: the item's stored `raw` keeps the array as it came. `z.custom` rather
+ * than `z.array(z.unknown())`, which would run a schema and allocate a result per element: the
+ * value is the wire's own array, never mutated (the normalisers copy only to drop an element).
+ */
+export const plainArray = z.custom<readonly unknown[]>(Array.isArray, 'expected an array').nullish();
 
 export function orNull<T>(value: T | null | undefined): T | null {
   return value ?? null;
@@ -176,6 +162,25 @@ export function orNull<T>(value: T | null | undefined): T | null {
 /** A `plainCount` value as a number (its string form was checked to be a safe integer). */
 export function countOf(value: number | string | null | undefined): number | null {
   return value === null || value === undefined ? null : typeof value === 'number' ? value : Number(value);
+}
+
+/**
+ * The elements of a `plainArray` value that pass `valid`, [] for null/absent. When all pass (the
+ * usual case) it is the same array, nothing allocated; otherwise a copy without the others.
+ */
+export function validElements<T>(values: readonly unknown[] | null | undefined, valid: (value: unknown) => value is T): T[] {
+  if (!values) return [];
+  for (let i = 0; i < values.length; i++) if (!valid(values[i])) return values.filter(valid);
+  return values as T[];
+}
+
+/** An element of a list of ids: a canonical id string (a JSON number may have lost digits). */
+export function isIdString(value: unknown): value is string {
+  return typeof value === 'string' && isCanonicalId(value);
+}
+
+export function isString(value: unknown): value is string {
+  return typeof value === 'string';
 }
 
 /** A `plainOptionalId` value: '' means none, like null. */

@@ -1,6 +1,6 @@
 /** v2 tweet and its embedded quoted/retweeted object (service-spec "Tweet (older version)"). */
 import { z } from 'zod';
-import { boolSchema, countSchema, entitiesSchema, sharedTweetCounts, idSchema, optionalIdSchema, optionalTimestampSchema, textSchema, timestampSchema } from './common.ts';
+import { boolSchema, countSchema, plainArray, sharedTweetCounts, idSchema, optionalIdSchema, optionalTimestampSchema, textSchema, timestampSchema } from './common.ts';
 import { userV2EmbeddedSchema } from './user-v2.ts';
 
 /** created_at, favorite_count, full_text, id_str, quote_count, retweet_count, user. */
@@ -31,7 +31,8 @@ export const tweetV2Schema = z
     is_quote_status: boolSchema,
     favorite_count: countSchema,
     ...sharedTweetCounts,
-    entities: entitiesSchema,
+    /** Checked as an array only; normalizeTweetV2 drops an element not shaped like an entity (see tweet-v3.ts). */
+    entities: plainArray,
     quoted_status: tweetV2EmbeddedSchema.nullish(),
     retweeted_status: tweetV2EmbeddedSchema.nullish(),
     user: userV2EmbeddedSchema.nullish(),

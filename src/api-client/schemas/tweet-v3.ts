@@ -10,15 +10,19 @@
  * spec, so they are not validated here: normalize.ts reads one as a full tweet when it is one
  * (down to MAX_EMBEDDED_DEPTH), keeps only its id when that is valid, and otherwise drops the
  * embedded part, never the tweet that carries it. The author (`user`) is read the same way, on its
- * own with userV3Schema: a profile field it refuses (a malformed pinned id, an unreadable
- * `created_at`) costs the profile, not the tweet, which keeps the author's id when that is valid.
+ * own with userV3Schema: a profile field it refuses (an unreadable `created_at`, a negative
+ * count) costs the profile, not the tweet, which keeps the author's id when that is valid.
+ * `entities` is checked as an array only: normalizeTweetV3 keeps the elements shaped
+ * `{link, preview, type}` (each a string, null or absent) and drops any other (a `null`, a numeric
+ * link) from entities, media and urls, so one odd entity costs that entity, not the tweet; the
+ * stored `raw` keeps the array as it came.
  */
 import { z } from 'zod';
 import {
   idSchema,
+  plainArray,
   plainBool,
   plainCount,
-  plainEntitiesSchema,
   plainOptionalId,
   plainText,
   timestampSchema,
@@ -41,7 +45,7 @@ export const tweetV3Schema = z.object({
   reply_count: plainCount,
   bookmark_count: plainCount,
   view_count: plainCount,
-  entities: plainEntitiesSchema,
+  entities: plainArray,
   quoted_status: z.unknown().optional(),
   retweeted_status: z.unknown().optional(),
   user: z.unknown().optional(),

@@ -4,7 +4,10 @@
  * plus camelCase `followerDate`) and the TopFollower of top-followers / top-following.
  * The full User rides in every v3 tweet (20 a search page), so its fields are the transform-free
  * `plain…` schemas (common.ts) and normalizeUserV3 makes them canonical; the rarer shapes keep the
- * transforming ones.
+ * transforming ones. `bio_urls` and `pinned_tweet_ids` are checked as arrays only: normalizeUserV3
+ * keeps their strings and canonical ids and drops any other element (a `null`, an empty or
+ * numeric id), so one odd element costs that element, not the profile; the stored `raw` keeps
+ * both arrays exactly as they came.
  */
 import { z } from 'zod';
 import {
@@ -28,7 +31,7 @@ export const userV3Schema = z.object({
   description: plainText,
   location: plainText,
   created_at: plainOptionalTimestamp,
-  bio_urls: plainArray(z.string()),
+  bio_urls: plainArray,
   can_dm: plainBool,
   possibly_sensitive: plainBool,
   protected: plainBool,
@@ -38,7 +41,7 @@ export const userV3Schema = z.object({
   followings_count: plainCount,
   media_count: plainCount,
   tweets_count: plainCount,
-  pinned_tweet_ids: plainArray(idSchema),
+  pinned_tweet_ids: plainArray,
   profile_image_url: plainText,
   profile_background_image_url: plainText,
 });
