@@ -61,6 +61,8 @@ export interface SliceRunnerDeps extends SplitDeps {
   maxAttemptsPerPage?: number;
   /** Consecutive pages with no new id after which a walk ends (HARVEST_MAX_STALE_PAGES, default 10). */
   maxStalePages?: number;
+  /** Delay before a page is fetched again or a walk that made progress is retried (default TRANSIENT_RETRY_MS; tests shorten it). */
+  transientRetryMs?: number;
   /** Called after each committed page (metrics). */
   onPage?(info: { jobId: string; sliceId: string; tweets: number; users: number; newTweets: number }): void;
   /** Called after each page with the ms the slice spent on it, limiter waits excluded. */
@@ -260,9 +262,30 @@ export async function runSlice(sliceId: string, deps: SliceRunnerDeps): Promise<
     // ends the slice (each run spends at most one page on it).
     if (committed && !isPermanentError(error)) {
       log.warn({ err: error }, 'walk broken after progress; back to the queue shortly');
-      return { kind: 'later', atMs: Date.now() + TRANSIENT_RETRY_MS };
+      return { kind: 'later', atMs: Date.now() + (deps.transientRetryMs ?? TRANSIENT_RETRY_MS) };
     }
     throw error;
+  } finally {
+    if (deps.signal.aborted) await releaseOnStop(deps.pool, slice.id, lease, log);
+  }
+}
+
+/**
+ * A walk this process stops (SIGTERM, Ctrl-C, the end of a `--wait`) puts its slice back to
+ * pending, keeping its cursor and lease (the slice still counts as started): its queue entry goes
+ * back at once, but the slice stayed `running` until a worker took it again, so `status` counted
+ * a walk nobody walked and, with no worker left, the job read "stalled: slices running but no
+ * page" instead of "no worker seen". Only while this walk still holds it; best effort, as a stop
+ * with Postgres gone must still end.
+ */
+async function releaseOnStop(pool: Pool, sliceId: string, lease: string, log: Logger): Promise<void> {
+  try {
+    await pool.query(
+      `UPDATE job_slices SET status = 'pending', updated_at = now() WHERE id = $1::bigint AND lease = $2 AND status = 'running'`,
+      [sliceId, lease],
+    );
+  } catch (error) {
+    log.debug({ err: error }, 'stopping: could not put the slice back to pending');
   }
 }
 
@@ -524,7 +547,7 @@ async function onFetchError(
     nowMs: Date.now(),
     progressed: run.progressed,
     quotaRecheckMs: deps.quotaRecheckMs,
-    transientRetryMs: TRANSIENT_RETRY_MS,
+    transientRetryMs: deps.transientRetryMs ?? TRANSIENT_RETRY_MS,
     pageRequests: run.pageRequests,
     maxAttemptsPerPage: deps.maxAttemptsPerPage ?? DEFAULT_MAX_ATTEMPTS_PER_PAGE,
   });
