@@ -4,11 +4,12 @@
  * ending jobs, and starting watch passes. Each runs under the job row's lock where two slices of
  * one job could race (two slices finishing at once must not both miss "last one out").
  */
+import { ErrorCode } from '../errors.ts';
 import type { Pool, PoolClient, Queryable } from './db.ts';
 import { withTransaction } from './db.ts';
 import type { CreatedSlice } from './jobs.ts';
 import { addJobEndedEvent, EventType } from './outbox.ts';
-import type { SliceEndReason } from './slice-ends.ts';
+import { SliceEndReason } from './slice-ends.ts';
 import { isLiveJobStatus, type JobPriority, type JobStatus, type SliceStatus } from './states.ts';
 import { finishWatchPass } from './watches.ts';
 
@@ -149,27 +150,46 @@ export async function noteWalkEnd(db: Queryable, jobId: string, note: string): P
   await appendJobNote(db, jobId, note, { once: true });
 }
 
+/** A one-shot job all of whose walks found their target missing fails with this (its note says which). */
+export const TARGET_MISSING_MESSAGE = 'the target was not found (404: protected, suspended, deleted or unknown)';
+
 /**
  * The job's status once no slice is active: a scheduled watch waits for its next pass, anything
- * else completes (or fails when a slice failed). Caller holds the job row lock.
+ * else completes, or fails when a slice failed or when every walk found its target missing (a
+ * mistyped handle, a deleted list: completing with nothing made `--wait && export` go on as if
+ * it had worked). Caller holds the job row lock.
  */
 async function rollUp(client: PoolClient, jobId: string): Promise<JobStatus> {
-  const { rows } = await client.query<{ status: JobStatus; active: string; failed: string; every: number | null; err: string | null; code: string | null }>(
+  const { rows } = await client.query<{
+    status: JobStatus;
+    active: string;
+    failed: string;
+    all_missing: boolean;
+    every: number | null;
+    err: string | null;
+    code: string | null;
+  }>(
     `SELECT j.status,
             (SELECT count(*) FROM job_slices WHERE job_id = j.id AND status IN ('pending', 'running'))::text AS active,
             (SELECT count(*) FROM job_slices WHERE job_id = j.id AND status = 'failed')::text AS failed,
+            (SELECT coalesce(bool_and(end_reason IS NOT DISTINCT FROM $2), false) FROM job_slices WHERE job_id = j.id) AS all_missing,
             (SELECT every_seconds FROM watches WHERE job_id = j.id AND enabled) AS every,
             (SELECT error_message FROM job_slices WHERE job_id = j.id AND status = 'failed' ORDER BY id LIMIT 1) AS err,
             (SELECT error_code FROM job_slices WHERE job_id = j.id AND status = 'failed' ORDER BY id LIMIT 1) AS code
        FROM jobs j WHERE j.id = $1::bigint`,
-    [jobId],
+    [jobId, SliceEndReason.NOT_FOUND],
   );
   const r = rows[0];
   if (!r) return 'failed';
   if (Number(r.active) > 0 || !isLiveJobStatus(r.status)) return r.status;
   let next: JobStatus;
   if (r.every !== null) next = 'scheduled';
-  else next = Number(r.failed) > 0 ? 'failed' : 'completed';
+  else if (Number(r.failed) > 0) next = 'failed';
+  else if (r.all_missing) {
+    next = 'failed';
+    r.code = ErrorCode.API_NOT_FOUND;
+    r.err = TARGET_MISSING_MESSAGE;
+  } else next = 'completed';
   await client.query(
     `UPDATE jobs SET status = $2, updated_at = now(),
             finished_at = CASE WHEN $2 IN ('completed', 'failed') THEN now() ELSE finished_at END,

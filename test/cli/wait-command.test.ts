@@ -50,6 +50,13 @@ describe('harvest wait', () => {
     expect(followed.err).toContain(`job ${jobId} completed`);
   });
 
+  it('a user job whose account is missing (protected) exits 1 with the reason, not 0 with nothing', async () => {
+    const hidden = h.sim.world.users.find((u) => u.protected)!;
+    const waited = await run(['user', hidden.username, '--wait']);
+    expect(waited.code).toBe(1);
+    expect(waited.err).toMatch(/failed: the target was not found \(404/);
+  });
+
   it('a paused job answers with exit 5, an unknown one with exit 1, a bad id is refused', async () => {
     const jobId = await queued();
     expect((await run(['pause', jobId])).code).toBe(0);

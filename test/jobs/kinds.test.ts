@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { World } from '../../src/simulator/model.ts';
+import { TARGET_MISSING_MESSAGE } from '../../src/store/job-runtime.ts';
 import { jobTweetIds, useHarness, type Harness } from '../helpers/harness.ts';
 
 const visible = (w: World, i: number) => {
@@ -72,14 +73,15 @@ describe('job kinds end to end', () => {
     expect(own).toBe(w.tweetsByAuthor(user.index).length);
   });
 
-  it('user: a protected account is recorded as missing and the job completes with that note', async () => {
+  it('user: a protected account is recorded as missing and the job fails, with that note', async () => {
     const w = h.sim.world;
     const hidden = w.users.find((u) => u.protected)!;
     const jobId = await h.submit({ kind: 'user', params: { target: { username: hidden.username } } });
     const snap = await h.runUntil(jobId);
-    expect(snap.status).toBe('completed');
+    // Its profile and timeline walks both found it missing: `--wait` exits non-zero (it completed
+    // with nothing, so `harvest user <typo> --wait && harvest export` went on as if it had worked).
+    expect(snap).toMatchObject({ status: 'failed', errorMessage: TARGET_MISSING_MESSAGE, tweets: 0 });
     expect(snap.note).toMatch(/404/);
-    expect(snap.tweets).toBe(0);
   });
 
   it('replies: the listing and the conversation search, deduplicated', async () => {
