@@ -408,17 +408,45 @@ function quotaRefusalStatus(error: unknown): number | null {
 /** How long a stop waits for a Redis that is unreachable before it closes without it. */
 const REDIS_GRACE_MS = 10_000;
 
-/** Resolves 'redis-gone' once `redis` has not been ready for `ms` in a row (checked every 250 ms). */
+/**
+ * Resolves 'redis-gone' once `redis` has not answered for `ms`: not ready that long in a row (it
+ * refused connections, it is reconnecting), or a PING of this check unanswered that long. A
+ * blackholed host, a SIGSTOPped server or a partition keeps the connection `ready` while nothing
+ * comes back (12 s seen with a PING pending), so the status alone never started the grace. One
+ * PING at a time, a new one once the last is answered (a reply error is an answer); checked every
+ * 250 ms. A PING left unanswered is dropped with the connection when the caller closes it.
+ */
 function unreachableFor(redis: Services['redis'], ms: number): { promise: Promise<'redis-gone'>; cancel(): void } {
   let timer: NodeJS.Timeout | null = null;
+  let cancelled = false;
   const promise = new Promise<'redis-gone'>((resolve) => {
-    let downSince: number | null = null;
+    let notReadySince: number | null = null;
+    let pingSentAt: number | null = null;
+    const probe = () => {
+      if (pingSentAt !== null || cancelled) return;
+      const sentAt = Date.now();
+      pingSentAt = sentAt;
+      const answered = () => {
+        if (pingSentAt === sentAt) pingSentAt = null;
+      };
+      redis.ping().then(answered, answered);
+    };
+    probe();
     timer = setInterval(() => {
-      if (redis.status === 'ready') downSince = null;
-      else if (downSince === null) downSince = Date.now();
-      else if (Date.now() - downSince >= ms) resolve('redis-gone');
+      const now = Date.now();
+      if (redis.status === 'ready') notReadySince = null;
+      else notReadySince ??= now;
+      probe();
+      const silentSince = Math.min(notReadySince ?? now, pingSentAt ?? now);
+      if (now - silentSince >= ms) resolve('redis-gone');
     }, 250);
     timer.unref();
   });
-  return { promise, cancel: () => timer !== null && clearInterval(timer) };
+  return {
+    promise,
+    cancel: () => {
+      cancelled = true;
+      if (timer !== null) clearInterval(timer);
+    },
+  };
 }
