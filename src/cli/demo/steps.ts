@@ -3,6 +3,7 @@
  * with the same live progress as `--wait`. A watch pass ends in `scheduled`, not in an end state,
  * so passes have their own loop around the same Harvester and progress display.
  */
+import { fromRedis } from '../../jobs/bounded-read.ts';
 import { Harvester, planContext } from '../../jobs/harvester.ts';
 import type { JobKindName } from '../../jobs/registry.ts';
 import type { Services } from '../../jobs/services.ts';
@@ -46,10 +47,14 @@ const PASS_OVER = new Set(['scheduled', 'completed', 'failed', 'cancelled', 'pau
  */
 export async function workWatchPass(services: Services, jobId: string, stream: NodeJS.WriteStream, timeoutMs = 120_000): Promise<StepResult> {
   const harvester = new Harvester(services, { concurrency: 2 });
+  // The quota is read from Redis through a bounded read: a Redis that stopped answering held the
+  // reporter's last poll (and so the demo) forever.
+  const quotaReads = {};
   const reporter = new ProgressReporter({
     stream,
     isTTY: stream.isTTY === true,
-    poll: async () => toProgress(await snapshotOf(services, jobId), await quotaLeft(services).catch(() => null)),
+    poll: async () =>
+      toProgress(await snapshotOf(services, jobId), await fromRedis(quotaReads, 'quota left', () => quotaLeft(services)).catch(() => null)),
   });
   await harvester.start();
   reporter.start();
@@ -62,11 +67,26 @@ export async function workWatchPass(services: Services, jobId: string, stream: N
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
   } finally {
-    await harvester.stop();
+    const { redisGone } = await harvester.stop();
     await reporter.stop();
+    if (redisGone) await exitWithoutRedis(services, jobId, stream);
   }
   const snapshot = await snapshotOf(services, jobId);
   return { jobId, exitCode: snapshot.status === 'scheduled' ? 0 : 1, snapshot };
+}
+
+/**
+ * The harvester stopped without a Redis that is unreachable: one line, then exit 1 (as `--wait`
+ * does: BullMQ's connections, still waiting for Redis, would keep the process alive). Postgres
+ * still answers, so the line says where the watch was left.
+ */
+async function exitWithoutRedis(services: Services, jobId: string, stream: NodeJS.WriteStream): Promise<never> {
+  const status = await jobSnapshot(services.pool, jobId).then(
+    (s) => s?.status ?? 'unknown',
+    () => 'unknown',
+  );
+  stream.write(`harvest demo: Redis is unreachable, stopped without it (watch ${jobId} is ${status}, its committed pages are in Postgres); check Redis and run \`harvest demo\` again\n`);
+  process.exit(1);
 }
 
 /** Starts the watch's next pass now (what its schedule would do at the next interval) and works it. */
