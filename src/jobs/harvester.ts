@@ -47,6 +47,8 @@ export interface HarvesterOptions {
   lockDurationMs?: number;
   /** Reconcile with Postgres this often (lost schedules, slices nothing holds); default 30 s. */
   reconcileMs?: number;
+  /** Wait before a failed page is fetched again, or a walk broken after progress runs again; default TRANSIENT_RETRY_MS (2 s). */
+  transientRetryMs?: number;
   onPage?: Parameters<typeof runSlice>[1]['onPage'];
 }
 
@@ -170,6 +172,7 @@ export class Harvester {
       quotaRecheckMs: s.config.quotaRecheckMs,
       maxAttemptsPerPage: s.config.maxAttemptsPerPage,
       maxStalePages: s.config.maxStalePages,
+      transientRetryMs: this.#options.transientRetryMs,
       targetParallelism: () => this.#parallelism,
       promiseWalker: (priority: RequestPriority, options?: { always?: boolean }) => this.#walkers.promise(priority, options),
       onCycle: (ms: number) => this.#observeCycle(ms),

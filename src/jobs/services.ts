@@ -5,7 +5,8 @@
  */
 import { Cluster } from 'ioredis';
 import { withoutSendBy, type Grant, type RequestGate } from '../api-client/gate.ts';
-import { ApiClient, type AttemptRecord } from '../api-client/index.ts';
+import { ApiClient, type AttemptRecord, type RetryPolicy } from '../api-client/index.ts';
+import { retryPolicyOf } from '../api-client/retry.ts';
 import { redisAddresses, requireApiKeys, type Config } from '../config.ts';
 import { AppError, ConfigError, ErrorCode, isAppError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
@@ -179,6 +180,11 @@ export interface OpenServicesOptions {
    * HARVEST_API_KEYS, and shows the keys the workers synced (keyStates). Any other process needs a key.
    */
   keyless?: boolean;
+  /**
+   * Fields that replace the client's retry policy (the bounds from HARVEST_MAX_ATTEMPTS_PER_PAGE,
+   * the defaults' 1–2 s wait after a 5xx): tests shorten the waits with it. Default: none.
+   */
+  retry?: Partial<RetryPolicy>;
 }
 
 /**
@@ -260,12 +266,15 @@ export async function openServices(config: Config, logger: Logger, options: Open
     connections: Math.max(32, parallelismCap(config.apiKeys.length * config.ratePerKey)),
     // The one retry layer: a page's 5xx/time-outs are retried here, up to the page's request bound.
     // A key the service refuses or finds spent is set aside and the call goes on with another.
-    retry: {
-      maxAttemptsTransient: config.maxAttemptsPerPage,
-      maxAttemptsRateLimited: config.maxAttemptsPerPage,
-      maxAttempts: config.maxAttemptsPerPage,
-      otherKeyOnRefusal: Math.max(0, config.apiKeys.length - 1),
-    },
+    retry: retryPolicyOf(
+      {
+        maxAttemptsTransient: config.maxAttemptsPerPage,
+        maxAttemptsRateLimited: config.maxAttemptsPerPage,
+        maxAttempts: config.maxAttemptsPerPage,
+        otherKeyOnRefusal: Math.max(0, config.apiKeys.length - 1),
+      },
+      options.retry,
+    ),
     logger,
     onAttempt: (a, collected) => {
       options.onAttempt?.(a);

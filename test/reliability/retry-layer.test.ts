@@ -3,10 +3,13 @@
  * requests (HARVEST_MAX_ATTEMPTS_PER_PAGE, default 6), all of them in the client, and then its
  * slice fails naming the reason; the queue never runs the page again on top. A permanent error (a
  * body of the wrong shape) costs one request and no re-run. Against the simulator over HTTP, with
- * a proxy in front that rewrites chosen answers.
+ * a proxy in front that rewrites chosen answers. The waits between tries are shortened (the
+ * client's 1–2 s after a 5xx, the runner's 2 s before a page is fetched again); the bounds are not.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Harvester } from '../../src/jobs/harvester.ts';
+import { openServices, type Services } from '../../src/jobs/services.ts';
+import { silentLogger } from '../../src/logger.ts';
 import { jobSnapshot, type JobSnapshot } from '../../src/store/job-status.ts';
 import { startRawServer, type RawServer } from '../api-client/helpers.ts';
 import { startHarness, type Harness } from '../helpers/harness.ts';
@@ -14,14 +17,43 @@ import { corruptingProxy, freePort, sleep, waitForJob, type CorruptingProxy } fr
 
 const SEARCH = '/v3/search-tweets';
 
+/** The client's wait after a 5xx or a connection refused, instead of 1–2 s; the bounds stay HARVEST_MAX_ATTEMPTS_PER_PAGE. */
+const FAST_RETRY = { transientDelayMinMs: 10, transientDelayMaxMs: 30 };
+/** The runner's wait before a page is fetched again (a broken body), instead of TRANSIENT_RETRY_MS (2 s). */
+const FAST_REFETCH_MS = 50;
+
+/** Services on the harness's database, prefix and service whose client waits FAST_RETRY between tries. */
+function fastServices(h: Harness): Promise<Services> {
+  return openServices(h.config, silentLogger, { retry: FAST_RETRY });
+}
+
+/** A Harvester on `services` that waits FAST_REFETCH_MS before fetching a page again. */
+function fastHarvester(services: Services, concurrency: number): Harvester {
+  return new Harvester(services, { concurrency, quotaSyncMs: 3_600_000, transientRetryMs: FAST_REFETCH_MS });
+}
+
+/**
+ * The backfill queue once no slice is active in it: a run of the queue's own (BullMQ's attempts,
+ * 2 s backoff, or a slice handed back for later) would be waiting, delayed or prioritized there.
+ */
+async function settledQueue(h: Harness): Promise<Record<string, number>> {
+  for (let i = 0; ; i++) {
+    const counts = (await h.services.queues.counts()).backfill;
+    if (counts.active === 0 || i >= 100) return counts;
+    await sleep(50);
+  }
+}
+
 describe('one retry layer', () => {
   let h: Harness;
   let proxy: CorruptingProxy;
+  let services: Services;
   let harvester: Harvester | null = null;
   beforeAll(async () => {
     proxy = await corruptingProxy();
     h = await startHarness({ env: { HARVEST_BASE_URL: proxy.url } });
     proxy.target = h.sim.url;
+    services = await fastServices(h);
   });
   afterEach(async () => {
     await harvester?.stop();
@@ -30,13 +62,14 @@ describe('one retry layer', () => {
     h.sim.control.setFaults({ errorRate500: 0 });
   });
   afterAll(async () => {
+    await services?.close();
     await h?.close();
     await proxy?.close();
   });
 
   /** A worker whose quota sync is done before the faults begin (the sync is not the job's request). */
   async function startWorker(): Promise<void> {
-    harvester = new Harvester(h.services, { concurrency: 4, quotaSyncMs: 3_600_000 });
+    harvester = fastHarvester(services, 4);
     await harvester.start();
   }
 
@@ -67,12 +100,11 @@ describe('one retry layer', () => {
     expect(slices[0]!.error_message).toMatch(/\(500\)/);
     // `status` shows the reason: the job's error is its failed slice's.
     expect(failed.errorMessage).toMatch(/\(500\)/);
-    // Long enough for the queue's backoff (2 s, then 4 s…) to have re-run the page, were it to.
-    await sleep(5000);
+    // Nothing left in the queue to run the page again (its backoff would hold it delayed 2 s).
+    expect(await settledQueue(h)).toMatchObject({ active: 0, waiting: 0, delayed: 0, prioritized: 0 });
     expect(searchRequestsSince(start)).toBe(6);
     const { rows } = await h.services.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM api_requests WHERE job_id = $1::bigint', [jobId]);
     expect(rows[0]!.n).toBe(6);
-    expect((await h.services.queues.counts()).backfill).toMatchObject({ active: 0, waiting: 0, delayed: 0 });
   });
 
   it('JSON of the wrong shape is permanent: one request, the slice fails at once, no re-run', { timeout: 30_000 }, async () => {
@@ -83,7 +115,7 @@ describe('one retry layer', () => {
     const failed: JobSnapshot = await waitForJob(h.services.pool, jobId, (s) => s.status === 'failed', 20_000);
     expect(failed.errorCode).toBe('API_INVALID_RESPONSE');
     expect(failed.errorMessage).toMatch(/invalid body/);
-    await sleep(5000);
+    expect(await settledQueue(h)).toMatchObject({ active: 0, waiting: 0, delayed: 0, prioritized: 0 });
     expect(searchRequestsSince(start)).toBe(1);
     expect((await jobSnapshot(h.services.pool, jobId))?.status).toBe('failed');
   });
@@ -99,7 +131,7 @@ describe('one retry layer', () => {
     expect(failed.errorMessage).toMatch(/unknown slice kind "search-v0"/);
     expect((await sliceRows(jobId))[0]).toMatchObject({ status: 'failed', error_code: 'INPUT_INVALID' });
     expect(searchRequestsSince(start)).toBe(0);
-    expect((await h.services.queues.counts()).backfill).toMatchObject({ active: 0, waiting: 0, delayed: 0 });
+    expect(await settledQueue(h)).toMatchObject({ active: 0, waiting: 0, delayed: 0, prioritized: 0 });
   });
 });
 
@@ -111,19 +143,22 @@ describe('one retry layer', () => {
  */
 function useUnreachableService(): { h: () => Harness; startHarvester: () => Promise<void> } {
   let h: Harness;
+  let services: Services;
   let harvester: Harvester | null = null;
   beforeAll(async () => {
     // Nothing listens there: every connection is refused.
     h = await startHarness({ ownKey: true, env: { HARVEST_BASE_URL: `http://127.0.0.1:${await freePort()}` } });
+    services = await fastServices(h);
   });
   afterAll(async () => {
     await harvester?.stop();
+    await services?.close();
     await h?.close();
   });
   return {
     h: () => h,
     startHarvester: async () => {
-      harvester = new Harvester(h.services, { concurrency: 4, quotaSyncMs: 3_600_000 });
+      harvester = fastHarvester(services, 4);
       await harvester.start();
     },
   };
@@ -178,6 +213,7 @@ describe('a service that cannot be reached while the quota is unknown', () => {
 
 describe("a page's tries, across its fetches", () => {
   let h: Harness;
+  let services: Services;
   let harvester: Harvester | null = null;
   let server: RawServer;
   let searches = 0;
@@ -193,16 +229,18 @@ describe("a page's tries, across its fetches", () => {
       else res.writeHead(500, { 'content-type': 'application/json' }).end('{"message": "internal error"}');
     });
     h = await startHarness({ ownKey: true, env: { HARVEST_BASE_URL: server.url } });
+    services = await fastServices(h);
   });
   afterAll(async () => {
     await harvester?.stop();
+    await services?.close();
     await h?.close();
     await server?.close();
   });
 
   it('HARVEST_MAX_ATTEMPTS_PER_PAGE bounds the page, not each fetch of it: 6 requests, not 2 + 6', { timeout: 40_000 }, async () => {
     await h.services.gate.setQuota(h.config.apiKeys[0]!.fingerprint, 1000);
-    harvester = new Harvester(h.services, { concurrency: 1, quotaSyncMs: 3_600_000 });
+    harvester = fastHarvester(services, 1);
     await harvester.start();
     const jobId = await h.submit({ kind: 'search', params: { query: 'lang:en' }, maxRequests: 50 });
     const failed = await waitForJob(h.services.pool, jobId, (s) => s.status === 'failed', 35_000);
