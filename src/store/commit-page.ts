@@ -5,9 +5,9 @@
  * its cursor, or none of it.
  *
  * Group commit: `commitPages` writes several pages (of any slices and jobs) in ONE transaction,
- * so they share BEGIN/COMMIT, the WAL record of the commit and, per job, one users and one tweets
- * statement (index work done once per distinct row). Each page keeps its own guard: the page was
- * fetched with `expectedCursor` by the walk holding `lease`; the transaction first locks every
+ * so they share BEGIN/COMMIT, the WAL record of the commit and one tweets and one users statement
+ * whatever their jobs (index work done once per distinct row). Each page keeps its own guard: the
+ * page was fetched with `expectedCursor` by the walk holding `lease`; the transaction first locks every
  * page's slice row in one statement, matching cursor and lease. The whole transaction goes out in
  * one socket write (no statement waits for the lock's answer), so a page whose slice does not match
  * (another walk took it over, the slice was cancelled or split, or a Postgres crash lost the last
@@ -16,7 +16,10 @@
  * failure of a batch (a bad row) re-runs its pages one per transaction, so only the faulty page fails.
  *
  * Lock order (the same in every transaction that takes both: job-runtime, job-control): slice rows
- * first (all of the batch's, by id, in one statement), then job rows (by id).
+ * first (all of the batch's, by id, in one statement), then job rows (by id). Between them a batch
+ * takes tweets (by id), job_tweets (by job id, tweet id), users (by id), job_users (by job id,
+ * user id, role), each in ONE statement for all of its jobs: two batches sharing rows (overlapping
+ * searches, a list and a search) take them in one order.
  */
 import type { CanonicalTweet, CanonicalUser } from '../api-client/canonical.ts';
 import { isConflictAbort, plainArray, SqlState, sqlState, withPipelinedTransaction, type PipelinedTransaction, type Pool, type PoolClient, type QueryResult } from './db.ts';
@@ -24,7 +27,7 @@ import { upsertEdges, type EdgeBatch } from './edges.ts';
 import { StaleSliceError } from './errors.ts';
 import { SliceEndReason } from './slice-ends.ts';
 import { LIVE_JOB_STATUSES } from './states.ts';
-import { collectPage, compareIds, idRange, mergeCollected, type CollectedPage } from './page-rows.ts';
+import { collectPage, compareIds, idRange, mergeBatch, type CollectedPage } from './page-rows.ts';
 import { insertQuarantine, type QuarantineRecord } from './requests.ts';
 import { upsertTweets } from './upsert-tweets.ts';
 import { upsertUsers } from './upsert-users.ts';
@@ -61,6 +64,7 @@ export interface PageCommit {
   recentCursorHash?: string;
   /** True increments the slice's run of empty pages; false resets it. */
   emptyPage: boolean;
+  /** When the rows were seen (default: when the batch is written); a batch takes its first page's (by job id, slice id). */
   observedAt?: Date;
   /** A page tweet left out of the slice's newest/oldest range (FetchedPage.outsideRange). */
   outsideRange?: string;
@@ -307,6 +311,11 @@ function provenanceColumns(rows: readonly Advance[]): string[] {
   return [plainArray(tweetOrd), plainArray(tweetIds), plainArray(userOrd), plainArray(userIds)];
 }
 
+/** Jobs in id order, pages of a job in slice-id order: the order rows are merged and ids credited in. */
+function byJobThenSlice(a: { page: PageCommit }, b: { page: PageCommit }): number {
+  return compareIds(a.page.jobId, b.page.jobId) || compareIds(a.page.sliceId, b.page.sliceId);
+}
+
 // Module scope, not a closure per page (docs/architecture.md, "Worker CPU"): `this` is the id left out.
 function notId(this: string, id: string): boolean {
   return id !== this;
@@ -393,10 +402,11 @@ function toOutcome({ collected }: Advance, r: AdvanceRow): PageOutcome {
 
 /**
  * One transaction for pages of distinct slices, sent as ONE socket write (withPipelinedTransaction):
- * BEGIN, the slice lock, per job the tweets and users upserts (and edges, quarantine), the advance,
- * COMMIT. Nothing waits for the lock's answer, so a stale page fails the advance and with it the
- * batch (SLICE_GUARD_MISSED); the lock's answer, already in, names the fresh pages, which are sent
- * again alone (stale pages are rare: a takeover, a cancel, a split, a lost commit).
+ * BEGIN, the slice lock, the tweets and users upserts of all the pages, each page's edges and
+ * quarantine, the job lock, the advance, COMMIT. Nothing waits for the lock's answer, so a stale
+ * page fails the advance and with it the batch (SLICE_GUARD_MISSED); the lock's answer, already
+ * in, names the fresh pages, which are sent again alone (stale pages are rare: a takeover, a
+ * cancel, a split, a lost commit).
  */
 async function commitBatchOnce(pool: Pool, pages: readonly PageCommit[], hooks: CommitHooks): Promise<PageOutcome[]> {
   // A page left without an outcome was stale; its error (and stack trace) is made only then.
@@ -417,29 +427,31 @@ async function commitBatchOnce(pool: Pool, pages: readonly PageCommit[], hooks: 
           values: [plainArray(batch.map((p) => p.page.sliceId)), plainArray(batch.map((p) => p.page.jobId)), batch.map((p) => p.page.expectedCursor), batch.map((p) => p.page.lease ?? null)],
         });
         // Jobs in id order, pages of a job in slice-id order.
-        const jobs = [...new Set(batch.map((p) => p.page.jobId))].sort(compareIds);
-        const advances: Array<Advance & { index: number }> = [];
-        for (const jobId of jobs) {
-          const group = batch.filter((p) => p.page.jobId === jobId).sort((a, b) => compareIds(a.page.sliceId, b.page.sliceId));
-          const rows = mergeCollected(group.map((p) => p.collected));
-          const observedAt = group[0]!.page.observedAt ?? new Date();
-          // Tweets before users: two batches in flight share authors (and job_users keys), and a
-          // row the other batch inserted but has not committed makes this one wait for its COMMIT.
-          // Waiting after the tweets upsert (~60% of a batch's Postgres time) lets the two batches
-          // write their tweets at once; waiting before it serialised them (bench/store.ts: 13.4k ->
-          // 17.9k tweets/s, A/B interleaved).
-          tx.track(upsertTweets(tx, rows.tweets, rows.pageTweetIds, jobId, observedAt));
-          if (hooks.afterTweets) {
-            const hook = tx.track(hooks.afterTweets(tx.client));
-            tx.flush();
-            await hook;
-          }
-          tx.track(upsertUsers(tx, rows.users, rows.provenance, jobId, observedAt));
-          for (const p of group) {
-            if (p.page.edges?.length) tx.track(upsertEdges(tx, p.page.edges, observedAt));
-            if (p.page.quarantined?.length) tx.track(insertQuarantine(tx, p.page.jobId, p.page.sliceId, p.page.quarantined, observedAt));
-            advances.push(p);
-          }
+        const advances = batch.length === 1 ? batch : [...batch].sort(byJobThenSlice);
+        const jobs: string[] = [];
+        for (const p of advances) if (jobs[jobs.length - 1] !== p.page.jobId) jobs.push(p.page.jobId);
+        // All jobs' rows in one statement per table, not one per job: two batches whose jobs share
+        // tweets or authors (overlapping searches, a list and a search) took them in two orders
+        // with a statement per job and deadlocked (12 in 30 rounds of two batches at once, each a
+        // 1 s stall, deadlock_timeout, and the batch run again).
+        const rows = mergeBatch(advances);
+        // One time for the batch: a row its jobs share is written once.
+        const observedAt = advances[0]!.page.observedAt ?? new Date();
+        // Tweets before users: two batches in flight share authors (and job_users keys), and a
+        // row the other batch inserted but has not committed makes this one wait for its COMMIT.
+        // Waiting after the tweets upsert (~60% of a batch's Postgres time) lets the two batches
+        // write their tweets at once; waiting before it serialised them (bench/store.ts: 13.4k ->
+        // 17.9k tweets/s, A/B interleaved).
+        tx.track(upsertTweets(tx, rows.tweets, rows.tweetJobIds, rows.pageTweetIds, observedAt));
+        if (hooks.afterTweets) {
+          const hook = tx.track(hooks.afterTweets(tx.client));
+          tx.flush();
+          await hook;
+        }
+        tx.track(upsertUsers(tx, rows.users, rows.userJobIds, rows.provenance, observedAt));
+        for (const p of advances) {
+          if (p.page.edges?.length) tx.track(upsertEdges(tx, p.page.edges, observedAt));
+          if (p.page.quarantined?.length) tx.track(insertQuarantine(tx, p.page.jobId, p.page.sliceId, p.page.quarantined, observedAt));
         }
         // The job rows last, in id order, in a statement of their own: every batch takes slices,
         // then tweets and users, then jobs. A batch of several jobs that locked its job rows before

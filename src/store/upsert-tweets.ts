@@ -1,12 +1,12 @@
 /**
  * Upserts a page's tweets (embedded quoted/retweeted ones included), their engagement history and
- * the job's provenance in ONE statement (one page, or the pages of one job in a group commit). Counts are COALESCEd so an embedded copy without counts
- * never erases them; raw/source/media move only to an equal or richer wire shape (v3 > v2 >
- * v2-embedded).
+ * the jobs' provenance in ONE statement (one page, or every page of a group commit, whatever its
+ * jobs). Counts are COALESCEd so an embedded copy without counts never erases them;
+ * raw/source/media move only to an equal or richer wire shape (v3 > v2 > v2-embedded).
  */
 import type { CanonicalTweet } from '../api-client/canonical.ts';
 import { plainArray, plainColumns, type Cell, type PipelinedTransaction } from './db.ts';
-import { arrayLiteral, cleanText, isoOrNull, jsonText } from './page-rows.ts';
+import { arrayLiteral, cleanText, isoOrNull, jsonText, plainArrayOfRuns } from './page-rows.ts';
 
 const RANK = (col: string): string => `(CASE ${col} WHEN 'v3' THEN 3 WHEN 'v2' THEN 2 ELSE 1 END)`;
 const RICHER = `${RANK('excluded.source')} >= ${RANK('t.source')}`;
@@ -74,10 +74,11 @@ metrics AS (
 -- Which of these rows are new to the job is read by the slice advance (commit-page.ts) from the
 -- rows' xmin, in the same pipelined batch: nothing is returned here for the client to wait on.
 -- That count holds only while this stays DO NOTHING: an update would set xmin on rows the job
--- already had, and they would count as new.
+-- already had, and they would count as new. Rows go in the arrays' order, (job id, tweet id)
+-- (mergeBatch): two batches inserting the same keys wait on each other in one order.
 prov AS (
   INSERT INTO job_tweets (job_id, tweet_id, first_seen_at)
-  SELECT $28::bigint, p.tweet_id, $27 FROM unnest($29::bigint[]) AS p(tweet_id)
+  SELECT p.job_id, p.tweet_id, $27 FROM unnest($28::bigint[], $29::bigint[]) AS p(job_id, tweet_id)
   ON CONFLICT DO NOTHING
 )
 SELECT 1`;
@@ -112,12 +113,16 @@ const mediaOf = (t: CanonicalTweet): unknown => t.media;
 const sourceOf = (t: CanonicalTweet): string => t.source;
 const rawOf = (t: CanonicalTweet): unknown => t.raw;
 
-/** Queues the statement on a pipelined transaction (it is answered with the batch). */
+/**
+ * Queues the statement on a pipelined transaction (it is answered with the batch). `tweets` are
+ * sorted by id; job_tweets gets one row per (`jobIds[i]`, `pageTweetIds[i]`), sorted by job id,
+ * then tweet id (mergeBatch makes all three).
+ */
 export function upsertTweets(
   tx: Pick<PipelinedTransaction, 'query'>,
   tweets: readonly CanonicalTweet[],
+  jobIds: readonly string[],
   pageTweetIds: readonly string[],
-  jobId: string,
   observedAt: Date,
 ): Promise<unknown> {
   if (tweets.length === 0) return Promise.resolve();
@@ -127,7 +132,7 @@ export function upsertTweets(
     plainArray(tweets.map(sourceOf)),
     jsonText(tweets.map(rawOf)),
     observedAt.toISOString(),
-    jobId,
+    plainArrayOfRuns(jobIds),
     plainArray(pageTweetIds),
   ];
   return tx.query({ name: 'harvest_upsert_tweets', text: SQL, values });

@@ -1,11 +1,12 @@
 /**
- * Upserts a page's users, their audience history and the job's provenance in ONE statement.
+ * Upserts a page's users, their audience history and the jobs' provenance in ONE statement (one
+ * page, or every page of a group commit, whatever its jobs).
  * A reduced record (community member, follower list) fills gaps but never erases richer
  * columns (MERGE below); a known account seen again unchanged is not rewritten (CHANGED).
  */
 import type { CanonicalUser } from '../api-client/canonical.ts';
 import { plainColumns, type Cell, type PipelinedTransaction } from './db.ts';
-import { arrayLiteral, cleanText, isoOrNull, jsonText } from './page-rows.ts';
+import { arrayLiteral, cleanText, isoOrNull, jsonText, plainArrayOfRuns } from './page-rows.ts';
 
 // The value each column takes when a sighting meets a stored row (`n` = the new record, `u` = the
 // stored row). A reduced record (community member, follower list) fills gaps but never erases
@@ -91,10 +92,11 @@ metrics AS (
 -- xmin, one index probe per user: the anti-join over all of the job's job_users rows this
 -- statement used to run grew with the job (3k rows, 1.7 ms of a 16-page batch in bench/store.ts).
 -- That count holds only while this stays DO NOTHING: an update would set xmin on rows the job
--- already had, and they would count as new.
+-- already had, and they would count as new. Rows go in the arrays' order, (job id, user id, role)
+-- (mergeBatch): two batches inserting the same keys wait on each other in one order.
 prov AS (
   INSERT INTO job_users (job_id, user_id, role, first_seen_at)
-  SELECT $24::bigint, p.user_id, p.role, $23 FROM unnest($25::bigint[], $26::text[]) AS p(user_id, role)
+  SELECT p.job_id, p.user_id, p.role, $23 FROM unnest($24::bigint[], $25::bigint[], $26::text[]) AS p(job_id, user_id, role)
   ON CONFLICT DO NOTHING
 )
 SELECT 1`;
@@ -127,12 +129,16 @@ const rawOf = (u: CanonicalUser): unknown => u.raw;
 // $25–$26: user id, role.
 const PROVENANCE_COLUMNS: ReadonlyArray<(p: readonly [string, string]) => Cell> = [(p) => p[0], (p) => p[1]];
 
-/** Queues the statement on a pipelined transaction (it is answered with the batch). */
+/**
+ * Queues the statement on a pipelined transaction (it is answered with the batch). `users` are
+ * sorted by id; job_users gets one row per (`jobIds[i]`, ...`provenance[i]`), sorted by job id,
+ * user id, role (mergeBatch makes all three).
+ */
 export function upsertUsers(
   tx: Pick<PipelinedTransaction, 'query'>,
   users: readonly CanonicalUser[],
+  jobIds: readonly string[],
   provenance: ReadonlyArray<readonly [string, string]>,
-  jobId: string,
   observedAt: Date,
 ): Promise<unknown> {
   if (users.length === 0 && provenance.length === 0) return Promise.resolve();
@@ -140,7 +146,7 @@ export function upsertUsers(
     ...plainColumns(users, COLUMNS),
     jsonText(users.map(rawOf)),
     observedAt.toISOString(),
-    jobId,
+    plainArrayOfRuns(jobIds),
     ...plainColumns(provenance, PROVENANCE_COLUMNS),
   ];
   return tx.query({ name: 'harvest_upsert_users', text: SQL, values });

@@ -47,10 +47,9 @@ describe('job rows are locked last in every batch', () => {
     const before = await deadlocksCounted();
     const [a, b] = [await newSlices(db.pool, 8), await newSlices(db.pool, 8)];
     const next = pager();
-    // Each job's pages have authors of their own, shared by both batches' pages of job B: the
-    // users rows alone are then taken in one order everywhere, and only the job rows' place in the
-    // order is tested. (Authors shared across the jobs of a multi-job batch can still meet in two
-    // orders, one statement per job; commitPages retries such a deadlock.)
+    // Each job's pages have authors of their own, shared by both batches' pages of job B: only
+    // the job rows' place in the order is tested here. (Authors and tweets shared across the jobs
+    // of a batch: multi-job-batch.test.ts.)
     const authorsOf = (job: { jobId: string }) => Array.from({ length: 6 }, (_, i) => String((job === a ? 5_000 : 6_000) + i));
     let followers = 0;
     const page = (job: { jobId: string; sliceIds: string[] }, k: number) =>

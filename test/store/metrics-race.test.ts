@@ -47,8 +47,8 @@ describe('engagement and audience history under concurrent writers', () => {
   // Each race runs one statement per writer: a second statement would start after the first
   // writer's commit and see its rows in its own snapshot, racing nothing.
   type Writer = Parameters<typeof upsertUsers>[0];
-  const users = (author: CanonicalUser, jobId: string) => (db: Writer, at: Date) => upsertUsers(db, [author], [[author.id, 'author']], jobId, at);
-  const tweets = (tweet: CanonicalTweet, jobId: string) => (db: Writer, at: Date) => upsertTweets(db, [tweet], [tweet.id], jobId, at);
+  const users = (author: CanonicalUser, jobId: string) => (db: Writer, at: Date) => upsertUsers(db, [author], [jobId], [[author.id, 'author']], at);
+  const tweets = (tweet: CanonicalTweet, jobId: string) => (db: Writer, at: Date) => upsertTweets(db, [tweet], [jobId], [tweet.id], at);
 
   it('a new tweet, and a new account, stored by two writers at once: one history row each', async () => {
     const { jobId } = await newSlices(db.pool, 1);
@@ -72,8 +72,8 @@ describe('engagement and audience history under concurrent writers', () => {
     await race(tweets(liked, jobId));
     expect(await history('user_metrics', 'user_id', author.id)).toBe(2);
     expect(await history('tweet_metrics', 'tweet_id', tweet.id)).toBe(2);
-    await upsertUsers(db.pool, [{ ...grown, followersCount: 12 }], [], jobId, new Date('2026-10-02T00:00:00Z'));
-    await upsertTweets(db.pool, [{ ...liked, likeCount: 7 }], [], jobId, new Date('2026-10-02T00:00:00Z'));
+    await upsertUsers(db.pool, [{ ...grown, followersCount: 12 }], [], [], new Date('2026-10-02T00:00:00Z'));
+    await upsertTweets(db.pool, [{ ...liked, likeCount: 7 }], [], [], new Date('2026-10-02T00:00:00Z'));
     expect(await history('user_metrics', 'user_id', author.id)).toBe(3);
     expect(await history('tweet_metrics', 'tweet_id', tweet.id)).toBe(3);
     const { rows } = await db.pool.query<{ at: Date }>(`SELECT counts_changed_at AS at FROM tweets WHERE id = $1::bigint`, [tweet.id]);

@@ -11,7 +11,7 @@ import { normalizeFollowerV3, normalizeTopFollower, normalizeUserV2Embedded, nor
 import { tweetV3Schema } from '../../src/api-client/schemas/tweet-v3.ts';
 import { basicAccountSchema, newFollowerSchema, userV2EmbeddedSchema } from '../../src/api-client/schemas/user-v2.ts';
 import { followerV3Schema, reducedUserSchema, topFollowerSchema, userV3Schema } from '../../src/api-client/schemas/user-v3.ts';
-import { collectPage, mergeCollected, mergeTweet, mergeUser } from '../../src/store/page-rows.ts';
+import { collectPage, mergeBatch, mergeTweet, mergeUser } from '../../src/store/page-rows.ts';
 import { tweetV3, userV2Embedded, userV3 } from '../api-client/fixtures.ts';
 
 // V8's %HaveSameMap, reachable from functions compiled after the flag is set.
@@ -46,7 +46,7 @@ describe('record classes', () => {
     const orphan = { ...tweet({ id: '1951234567890123999' }), authorId: null };
     const page = collectPage([a, b, orphan], [], 'user');
     expect(page.tweets.find((t) => t.id === orphan.id)?.authorId).toBe(orphan.author?.id);
-    const merged = mergeCollected([page, collectPage([tweet({ likes_count: 7 })], [], 'user')]);
+    const merged = mergeBatch([page, collectPage([tweet({ likes_count: 7 })], [], 'user')].map((collected) => ({ page: { jobId: '1' }, collected })));
     for (const t of merged.tweets) expect(sameClass(t, a)).toBe(true);
     for (const u of merged.users) expect(sameClass(u, a.author)).toBe(true);
   });
