@@ -13,7 +13,7 @@
  * Before group commit (one transaction per page, 8 connections), the shared 2-core box measured
  * 2.4k-5.6k tweets/s against 9k-21k for COPY, a ratio of 0.2-0.3: per page ~4.5 ms went to the
  * tweets upsert (10 indexes, 4 of them GIN), ~2.5 ms to users, plus BEGIN/lock/advance/COMMIT
- * round trips. A batch writes one users and one tweets statement per job for all its pages.
+ * round trips. A batch writes one users and one tweets statement for all its pages, whatever their jobs.
  *
  * Since the commit is pipelined (one socket write per batch) and the committer shares a queue of
  * 8+ pages among its free connections, the 16 walks commit as two batches of ~8 in flight at once
