@@ -8,23 +8,12 @@ import { submit, workWatchPass } from '../../src/cli/demo/steps.ts';
 import { REDIS_URL, startHarness, type Harness } from '../helpers/harness.ts';
 import { SilentRedisProxy } from '../helpers/silent-redis-proxy.ts';
 import { sleep } from '../reliability/support.ts';
+import { capture } from '../helpers/cli.ts';
 
 class ExitCalled extends Error {
   constructor(readonly exitCode: number | string | null | undefined) {
     super(`process.exit(${String(exitCode)})`);
   }
-}
-
-function capture(): { stream: NodeJS.WriteStream; text: () => string } {
-  let buf = '';
-  const stream = {
-    isTTY: false,
-    write(chunk: string | Uint8Array) {
-      buf += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
-      return true;
-    },
-  } as unknown as NodeJS.WriteStream;
-  return { stream, text: () => buf };
 }
 
 describe('a demo watch pass with Redis silent', () => {

@@ -8,18 +8,7 @@ import { silentLogger } from '../../src/logger.ts';
 import { ADMIN_URL, dropDatabase, freshDatabaseName } from '../helpers/database.ts';
 import { deletePrefixKeysAt } from '../../src/jobs/redis-keys.ts';
 import { REDIS_URL } from '../helpers/redis.ts';
-
-function capture(): { stream: NodeJS.WriteStream; text: () => string } {
-  let buf = '';
-  const stream = {
-    isTTY: false,
-    write(chunk: string | Uint8Array) {
-      buf += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
-      return true;
-    },
-  } as unknown as NodeJS.WriteStream;
-  return { stream, text: () => buf };
-}
+import { capture } from '../helpers/cli.ts';
 
 const small: DemoOptions = {
   ...DEMO_DEFAULTS,

@@ -29,3 +29,16 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv = {}): Promi
     stderr.mockRestore();
   }
 }
+
+/** A write stream that keeps what is written (a command's or the demo's output), and its text. */
+export function capture(): { stream: NodeJS.WriteStream; text: () => string } {
+  let buf = '';
+  const stream = {
+    isTTY: false,
+    write(chunk: string | Uint8Array) {
+      buf += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
+      return true;
+    },
+  } as unknown as NodeJS.WriteStream;
+  return { stream, text: () => buf };
+}

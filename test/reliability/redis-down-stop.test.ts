@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jobSnapshot } from '../../src/store/job-status.ts';
 import { startHarness, type Harness } from '../helpers/harness.ts';
-import { exited, ownRedis, sleep, startWorker, type OwnRedis, type WorkerProcess } from './support.ts';
+import { exited, ownRedis, sleep, startWorker, terminate, type OwnRedis, type WorkerProcess } from './support.ts';
 
 describe('stopping with Redis down', () => {
   let h: Harness;
@@ -30,11 +30,9 @@ describe('stopping with Redis down', () => {
     expect((await jobSnapshot(h.services.pool, jobId))!.pages).toBeGreaterThanOrEqual(3);
     await redis.kill();
     await sleep(500);
-    const asked = Date.now();
-    worker.proc.kill('SIGTERM');
-    const code = await Promise.race([exited(worker.proc), sleep(30_000).then(() => 'still running' as const)]);
-    expect(code).toBe(1);
-    expect(Date.now() - asked).toBeLessThan(20_000);
+    const stopped = await terminate(worker);
+    expect(stopped.code).toBe(1);
+    expect(stopped.ms).toBeLessThan(20_000);
     expect(worker.output()).toContain('Redis is unreachable: stopping without it');
   });
 

@@ -10,7 +10,7 @@ import { Harvester } from '../../src/jobs/harvester.ts';
 import { jobTweetIds, REDIS_URL, startHarness, type Harness } from '../helpers/harness.ts';
 import { SilentRedisProxy } from '../helpers/silent-redis-proxy.ts';
 import { expectedSearchIds } from '../jobs/ground-truth.ts';
-import { deadWorker, exited, sleep, startWorker, waitForJob, type WorkerProcess } from './support.ts';
+import { deadWorker, sleep, startWorker, terminate, waitForJob, type WorkerProcess } from './support.ts';
 
 describe('stopping with Redis silent', () => {
   let h: Harness;
@@ -89,11 +89,9 @@ describe('stopping with Redis silent', () => {
     const w = worker;
     await untilPages(jobId, 3, () => deadWorker(w));
     proxy.silence();
-    const asked = Date.now();
-    worker.proc.kill('SIGTERM');
-    const code = await Promise.race([exited(worker.proc), sleep(30_000).then(() => 'still running' as const)]);
-    expect(code).toBe(1);
-    expect(Date.now() - asked).toBeLessThan(20_000);
+    const stopped = await terminate(worker);
+    expect(stopped.code).toBe(1);
+    expect(stopped.ms).toBeLessThan(20_000);
     expect(worker.output()).toContain('Redis is unreachable: stopping without it');
   });
 });

@@ -58,6 +58,14 @@ export async function stopWorker(w: WorkerProcess): Promise<number | null> {
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
+/** Sends SIGTERM and waits up to 30 s for the process to exit: its exit code (or 'still running') and how long that took. */
+export async function terminate(w: WorkerProcess): Promise<{ code: number | null | 'still running'; ms: number }> {
+  const asked = Date.now();
+  w.proc.kill('SIGTERM');
+  const code = await Promise.race([exited(w.proc), sleep(30_000).then(() => 'still running' as const)]);
+  return { code, ms: Date.now() - asked };
+}
+
 export const isEnd = (s: JobSnapshot) => ['completed', 'failed', 'cancelled'].includes(s.status);
 
 /**
