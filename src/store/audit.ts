@@ -144,6 +144,14 @@ export async function reopenJobForRepair(
     const p = input ? plan(input) : null;
     if (!input || !p || p.slices.length === 0) return null;
     const slices = await insertSlices(client, jobId, p.slices);
+    // The failed walks' ranges are queued again: the repair's run decides how the job ends. Left
+    // failed, they failed the job again at its end (rollUp), with their old error, though audit
+    // found it complete. They keep why they ended (end_reason 'failed'), which is what audit reads.
+    await client.query(
+      `UPDATE job_slices SET status = 'done', end_reason = coalesce(end_reason, 'failed'), updated_at = now()
+        WHERE job_id = $1::bigint AND status = 'failed'`,
+      [jobId],
+    );
     await client.query(
       `UPDATE jobs SET
               status = CASE WHEN status IN ('completed', 'failed', 'cancelled') THEN 'queued' ELSE status END,

@@ -150,21 +150,23 @@ export async function noteWalkEnd(db: Queryable, jobId: string, note: string): P
   await appendJobNote(db, jobId, note, { once: true });
 }
 
-/** A one-shot job all of whose walks found their target missing fails with this (its note says which). */
+/** A one-shot job that found its target missing and read nothing fails with this (its note says which). */
 export const TARGET_MISSING_MESSAGE = 'the target was not found (404: protected, suspended, deleted or unknown)';
 
 /**
  * The job's status once no slice is active: a scheduled watch waits for its next pass, anything
- * else completes, or fails when a slice failed or when every walk found its target missing (a
- * mistyped handle, a deleted list: completing with nothing made `--wait && export` go on as if
- * it had worked). Caller holds the job row lock.
+ * else completes, or fails when a slice failed or when a walk found its target missing and no walk
+ * read anything (a mistyped handle, a deleted list or tweet: a replies job's conversation search
+ * answers an unknown root with nothing, not a 404; completing with nothing made `--wait &&
+ * export` go on as if it had worked). A job that read something before a 404 (an account
+ * suspended mid-timeline) completes with the note. Caller holds the job row lock.
  */
 async function rollUp(client: PoolClient, jobId: string): Promise<JobStatus> {
   const { rows } = await client.query<{
     status: JobStatus;
     active: string;
     failed: string;
-    all_missing: boolean;
+    missing_only: boolean;
     every: number | null;
     err: string | null;
     code: string | null;
@@ -172,7 +174,7 @@ async function rollUp(client: PoolClient, jobId: string): Promise<JobStatus> {
     `SELECT j.status,
             (SELECT count(*) FROM job_slices WHERE job_id = j.id AND status IN ('pending', 'running'))::text AS active,
             (SELECT count(*) FROM job_slices WHERE job_id = j.id AND status = 'failed')::text AS failed,
-            (SELECT coalesce(bool_and(end_reason IS NOT DISTINCT FROM $2), false) FROM job_slices WHERE job_id = j.id) AS all_missing,
+            (SELECT coalesce(bool_or(end_reason = $2) AND sum(items) = 0, false) FROM job_slices WHERE job_id = j.id) AS missing_only,
             (SELECT every_seconds FROM watches WHERE job_id = j.id AND enabled) AS every,
             (SELECT error_message FROM job_slices WHERE job_id = j.id AND status = 'failed' ORDER BY id LIMIT 1) AS err,
             (SELECT error_code FROM job_slices WHERE job_id = j.id AND status = 'failed' ORDER BY id LIMIT 1) AS code
@@ -185,7 +187,7 @@ async function rollUp(client: PoolClient, jobId: string): Promise<JobStatus> {
   let next: JobStatus;
   if (r.every !== null) next = 'scheduled';
   else if (Number(r.failed) > 0) next = 'failed';
-  else if (r.all_missing) {
+  else if (r.missing_only) {
     next = 'failed';
     r.code = ErrorCode.API_NOT_FOUND;
     r.err = TARGET_MISSING_MESSAGE;

@@ -84,6 +84,14 @@ describe('job kinds end to end', () => {
     expect(snap.note).toMatch(/404/);
   });
 
+  it('replies of an unknown tweet: the listing\'s 404 and a search that finds nothing fail the job', async () => {
+    // The conversation search answers an unknown root with an empty page, not a 404: the job read
+    // nothing, so it fails as a missing target (it completed with 0 tweets).
+    const jobId = await h.submit({ kind: 'replies', params: { tweetId: '1999999999999999999' } });
+    const snap = await h.runUntil(jobId);
+    expect(snap).toMatchObject({ status: 'failed', errorMessage: TARGET_MISSING_MESSAGE, tweets: 0 });
+  });
+
   it('replies: the listing and the conversation search, deduplicated', async () => {
     const w = h.sim.world;
     let root = -1;
