@@ -43,6 +43,12 @@ export interface FetchedPage {
    * segment has been asked for (its range stayed unread, and the next pass paid for the first again).
    */
   opensSegment?: boolean;
+  /**
+   * The walk's lower bound lies within this page: its tweets past the bound were left out of
+   * `tweets` (a mentions pass asks from the day before its floor, and stores nothing below it);
+   * the kind's afterPage ends the walk here.
+   */
+  reachedBound?: boolean;
 }
 
 export interface SliceContext {

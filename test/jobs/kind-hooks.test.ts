@@ -68,9 +68,10 @@ describe('mentions: afterPage', () => {
     expect(mentionsSlice.afterPage!(p, page([]), { firstPage: false }).note).toBeUndefined();
   });
 
-  it('the first pass stops below its lookback', () => {
+  it('the first pass stops at the page that reaches its lookback (fetchPage marks it, keeping none of its tweets below)', () => {
     const first = { ...p, watermarkId: null, floorMs: T0, pass: 1 };
-    expect(mentionsSlice.afterPage!(first, page([tweetAt(T0 - 1)]), { firstPage: false }).stop).toMatch(/lookback/);
+    expect(mentionsSlice.afterPage!(first, { ...page([tweetAt(T0 + 1)]), reachedBound: true }, { firstPage: false }).stop).toMatch(/lookback/);
+    expect(mentionsSlice.afterPage!(first, page([tweetAt(T0 + 1)]), { firstPage: false }).stop).toBeUndefined();
   });
 });
 

@@ -11,9 +11,9 @@
  */
 import { z } from 'zod';
 import { createWatch, cutPassResume, passLowerBound, watchIdentity } from '../../store/watches.ts';
-import type { JobKind, PageVerdict, SliceHandler, SliceSpec, WatchPassInput } from '../kind.ts';
+import type { FetchedPage, JobKind, PageVerdict, SliceHandler, SliceSpec, WatchPassInput } from '../kind.ts';
 import { msOfId } from '../time-slices.ts';
-import { oldestMs, resumedPage, resumeSegment, tweetPage } from './pages.ts';
+import { resumedPage, resumeSegment, tweetPage } from './pages.ts';
 import { backfillSlices, handoffWatermark } from './watch-handoff.ts';
 
 export const DEFAULT_FIRST_PASS_LOOKBACK_MS = 7 * 24 * 3600 * 1000;
@@ -118,8 +118,8 @@ function untilBelowMs(id: string): number {
  * The since_date of a pass that reads down to a floor (a first pass's --since or lookback): the
  * day before the floor's UTC day. In a zone west of UTC the floor's own day would begin hours
  * after UTC midnight, and the mentions in between, above the floor, were never answered, while the
- * pass ended complete. The walk still stops at the floor (afterPage): the margin costs at most the
- * one page that crosses it.
+ * pass ended complete. The walk still stops at the floor, and what the page that crosses it holds
+ * below the floor is not stored (withinFloor): the margin costs at most that one page.
  */
 function sinceFloorMs(floorMs: number): number {
   return floorMs - DAY_MS;
@@ -163,6 +163,13 @@ export const mentionsJob: JobKind<MentionsJobParams> = {
   },
 };
 
+/** A page with its tweets below the floor left out (the pass was not asked for them), marked as reaching it. */
+function withinFloor(page: FetchedPage, floorMs: number | null): FetchedPage {
+  if (floorMs === null) return page;
+  const kept = page.tweets.filter((t) => msOfId(t.id) >= floorMs);
+  return kept.length === page.tweets.length ? page : { ...page, tweets: kept, reachedBound: true };
+}
+
 export const mentionsSlice: SliceHandler<MentionsSliceParams> = {
   kind: 'mentions',
   params: MentionsSliceParams,
@@ -186,7 +193,7 @@ export const mentionsSlice: SliceHandler<MentionsSliceParams> = {
       },
       ctx.call,
     );
-    const fetched = tweetPage('POST /v3/mentions', page);
+    const fetched = withinFloor(tweetPage('POST /v3/mentions', page), p.floorMs);
     if (!resuming) return fetched;
     // The first segment ends where it meets what the cut pass read; a service's end before that
     // ends the walk (an empty one above the watermark is cut short: passEnd), never the segment:
@@ -203,9 +210,8 @@ export const mentionsSlice: SliceHandler<MentionsSliceParams> = {
     const watermark = p.watermarkId === null ? null : BigInt(p.watermarkId);
     if (watermark !== null && page.tweets.some((t) => BigInt(t.id) <= watermark)) {
       verdict.stop = 'caught up with the previous pass';
-    } else if (p.floorMs !== null) {
-      const oldest = oldestMs(page.tweets);
-      if (oldest !== null && oldest < p.floorMs) verdict.stop = 'reached the first pass lookback';
+    } else if (page.reachedBound === true) {
+      verdict.stop = 'reached the first pass lookback';
     }
     return verdict;
   },
