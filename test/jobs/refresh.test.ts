@@ -180,6 +180,8 @@ describe('harvest refresh', () => {
       [['refresh', source, '--every', '6h'], /--every: needs --for/],
       [['refresh', source, '--for', '7d'], /--for: needs --every/],
       [['refresh', source, '--every', '10s', '--for', '7d'], /--every: expected at least 1m/],
+      // A tweet stored 10 days ago was posted at least 10 days ago: never younger than 7 days.
+      [['refresh', source, '--older-than', '10d', '--every', '6h', '--for', '7d'], /--older-than: must be shorter than --for/],
     ];
     for (const [argv, message] of cases) {
       const run = await runCli(argv, h.env);

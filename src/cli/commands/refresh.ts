@@ -62,6 +62,11 @@ export function parseRefreshArgs(jobId: string, o: RefreshOptions): ParsedRefres
   if (everySeconds !== undefined && forSeconds !== undefined && everySeconds >= forSeconds) {
     throw new InputError(`--every: must be shorter than --for, or no tweet would be refreshed twice`);
   }
+  // A tweet is stored after it is posted: one stored --older-than ago or earlier was posted at
+  // least that long ago, so none would also be younger than --for, and the schedule read nothing, ever.
+  if (olderThanSeconds !== undefined && forSeconds !== undefined && olderThanSeconds >= forSeconds) {
+    throw new InputError(`--older-than: must be shorter than --for, or no tweet would ever be refreshed`);
+  }
   return {
     params: RefreshJobParams.parse({
       sourceJobId,
