@@ -275,19 +275,30 @@ export async function runSlice(sliceId: string, deps: SliceRunnerDeps): Promise<
  * pending, keeping its cursor and lease (the slice still counts as started): its queue entry goes
  * back at once, but the slice stayed `running` until a worker took it again, so `status` counted
  * a walk nobody walked and, with no worker left, the job read "stalled: slices running but no
- * page" instead of "no worker seen". Only while this walk still holds it; best effort, as a stop
- * with Postgres gone must still end.
+ * page" instead of "no worker seen". Only while this walk still holds it; best effort and bounded
+ * (RELEASE_ON_STOP_MS): a stop with Postgres gone or silent must still end.
  */
 async function releaseOnStop(pool: Pool, sliceId: string, lease: string, log: Logger): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
   try {
-    await pool.query(
-      `UPDATE job_slices SET status = 'pending', updated_at = now() WHERE id = $1::bigint AND lease = $2 AND status = 'running'`,
-      [sliceId, lease],
-    );
+    await Promise.race([
+      pool.query(
+        `UPDATE job_slices SET status = 'pending', updated_at = now() WHERE id = $1::bigint AND lease = $2 AND status = 'running'`,
+        [sliceId, lease],
+      ),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer from Postgres in ${RELEASE_ON_STOP_MS} ms`)), RELEASE_ON_STOP_MS);
+      }),
+    ]);
   } catch (error) {
     log.debug({ err: error }, 'stopping: could not put the slice back to pending');
+  } finally {
+    clearTimeout(timer);
   }
 }
+
+/** How long a stopping walk waits for Postgres to take its slice back (releaseOnStop). */
+const RELEASE_ON_STOP_MS = 2000;
 
 /**
  * How a walk that met a pause ends. A resume that came while the walk finished (committing the page

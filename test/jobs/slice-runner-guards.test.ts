@@ -68,6 +68,30 @@ describe('slice runner guards', () => {
     expect(await spent(jobId)).toEqual({ logged: 2, spent: 2 });
   });
 
+  it('a walk stopped while Postgres no longer answers still returns: putting its slice back is bounded', { timeout: 20_000 }, async () => {
+    const { sliceId } = await searchJob();
+    const stop = new AbortController();
+    const client = withSearch(h.services.client, (search) => async (...args) => {
+      stop.abort();
+      return search(...args);
+    });
+    // The pool answers every statement but the stop's put-back, which never gets an answer.
+    const real = h.services.pool;
+    const pool = new Proxy(real, {
+      get(target, property) {
+        if (property === 'query') {
+          return (text: unknown, ...rest: unknown[]) =>
+            typeof text === 'string' && text.includes("SET status = 'pending'") ? new Promise(() => undefined) : real.query(text as string, ...(rest as [unknown[]]));
+        }
+        const value: unknown = Reflect.get(target, property);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const started = performance.now();
+    expect(await runSlice(sliceId, deps({ client, pool, signal: stop.signal }))).toMatchObject({ kind: 'later' });
+    expect(performance.now() - started).toBeLessThan(8_000);
+  });
+
   it('a job cancelled while a failed page waits to be fetched again: no second fetch', { timeout: 30_000 }, async () => {
     const { jobId, sliceId } = await searchJob();
     let calls = 0;
