@@ -49,6 +49,13 @@ export interface FetchedPage {
    * the kind's afterPage ends the walk here.
    */
   reachedBound?: boolean;
+  /**
+   * Ids a lookup by id asked for and the service did not return (hydrate: deleted, protected,
+   * suspended or unknown; an item it returned but refused as invalid is not among them). Once the
+   * page is committed, the stored ones are stamped (tweets.not_returned_at), and a refresh no
+   * longer pays to ask for them.
+   */
+  notReturnedIds?: string[];
 }
 
 export interface SliceContext {

@@ -24,6 +24,7 @@ import { isLiveJobStatus, JobStatus, SliceStatus } from '../store/states.ts';
 import { sleep } from '../sleep.ts';
 import { recordSliceEnd, SliceEndReason } from '../store/slice-ends.ts';
 import { maxTweetsBase } from '../store/audit.ts';
+import { markTweetsNotReturned } from '../store/refresh.ts';
 import {
   endJob,
   failJob,
@@ -460,6 +461,14 @@ async function commitAndDecide(
   });
   log.debug({ items: page.itemCount, newTweets: result.newTweets, done }, 'page committed');
   if (page.quarantined.length > 0) log.warn({ quarantined: page.quarantined.length }, 'items quarantined');
+  // Once the page is in, and before its walk ends (a refresh's next pass reads the stamps): the
+  // stored tweets a lookup did not return, outside the page's transaction. A hint for later
+  // refreshes: lost in a crash, the next refresh only asks for them again.
+  if (page.notReturnedIds !== undefined && page.notReturnedIds.length > 0) {
+    await markTweetsNotReturned(deps.pool, page.notReturnedIds, new Date()).catch((e: unknown) =>
+      log.warn({ err: e }, 'could not record the tweets a lookup did not return'),
+    );
+  }
 
   if (done) {
     await finishSlice(deps.pool, { sliceId: slice.id, jobId: slice.jobId, status: 'done', lease });

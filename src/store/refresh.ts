@@ -16,11 +16,16 @@ export interface RefreshSelection {
   createdAfter?: Date;
 }
 
-/** The source job's tweets a selection takes: FROM and WHERE, with its parameters (selectionValues). */
+/**
+ * The source job's tweets a selection takes: FROM and WHERE, with its parameters (selectionValues).
+ * A tweet a lookup stopped returning (deleted, protected, suspended: not_returned_at, migration
+ * 0027) is left out until it is seen again: every pass of a schedule paid to ask for it.
+ */
 const SELECTION = `FROM job_tweets jt JOIN tweets t ON t.id = jt.tweet_id
       WHERE jt.job_id = $1::bigint
         AND ($2::timestamptz IS NULL OR t.first_seen_at <= $2::timestamptz)
-        AND ($3::timestamptz IS NULL OR t.created_at >= $3::timestamptz)`;
+        AND ($3::timestamptz IS NULL OR t.created_at >= $3::timestamptz)
+        AND (t.not_returned_at IS NULL OR t.not_returned_at < t.last_seen_at)`;
 
 const selectionValues = (s: RefreshSelection) => [s.sourceJobId, s.firstSeenBefore?.toISOString() ?? null, s.createdAfter?.toISOString() ?? null];
 
@@ -28,6 +33,19 @@ const selectionValues = (s: RefreshSelection) => [s.sourceJobId, s.firstSeenBefo
 export async function refreshTweetIds(db: Queryable, s: RefreshSelection): Promise<string[]> {
   const { rows } = await db.query<{ id: string }>(`SELECT jt.tweet_id::text AS id ${SELECTION} ORDER BY jt.tweet_id`, selectionValues(s));
   return rows.map((r) => r.id);
+}
+
+/**
+ * Stamps the stored tweets among `ids` as not returned by a lookup at `at`: a refresh leaves them
+ * out until they are seen again. Rows are locked in id order, as every writer of tweets takes them.
+ */
+export async function markTweetsNotReturned(db: Queryable, ids: readonly string[], at: Date): Promise<void> {
+  await db.query(
+    `UPDATE tweets t SET not_returned_at = $2::timestamptz
+       FROM (SELECT id FROM tweets WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE) s
+      WHERE t.id = s.id`,
+    [ids, at.toISOString()],
+  );
 }
 
 /** Whether any of the source job's tweets matches `s` (refreshTweetIds without reading them). */

@@ -150,6 +150,38 @@ describe('harvest refresh', () => {
     expect(grew(before, await metricsRows(h))).toEqual([]);
   });
 
+  it('a tweet a refresh did not get back is not asked for again until it is seen again', async () => {
+    // A source of 100 tweets the service returns and one it no longer does: 101 ids, 2 requests.
+    const w = h.sim.world;
+    const taken = new Set(ids);
+    const more: string[] = [];
+    for (let i = 3; i < w.tweets.count && more.length < 100; i += 7) {
+      const id = w.tweets.idString(i);
+      if (!taken.has(id) && visible(w, w.tweets.author(i))) more.push(id);
+    }
+    const other = await h.submit({ kind: 'hydrate', params: { ids: more } });
+    expect((await h.runUntil(other)).status).toBe('completed');
+    const gone = '1999999999999999998';
+    await h.services.pool.query(
+      `INSERT INTO tweets (id, full_text, created_at, like_count, source, raw, last_seen_at) VALUES ($1::bigint, 'gone', now(), 3, 'v3', '{}', now() - interval '1 day')`,
+      [gone],
+    );
+    await h.services.pool.query('INSERT INTO job_tweets (job_id, tweet_id) VALUES ($1::bigint, $2::bigint)', [other, gone]);
+    let requests = bulkRequests(h);
+    expect((await runCli(['refresh', other, '--wait'], h.env)).code).toBe(0);
+    expect(bulkRequests(h) - requests).toBe(2);
+    const { rows } = await h.services.pool.query<{ stamped: boolean }>('SELECT not_returned_at IS NOT NULL AS stamped FROM tweets WHERE id = $1::bigint', [gone]);
+    expect(rows[0]!.stamped).toBe(true);
+    // The next refresh asks for the 100 only: one request (it paid a slot for the gone one on every pass).
+    expect((await runCli(['refresh', other, '--estimate'], h.env)).out).toMatch(/tweets\s+100\b/);
+    requests = bulkRequests(h);
+    expect((await runCli(['refresh', other, '--wait'], h.env)).code).toBe(0);
+    expect(bulkRequests(h) - requests).toBe(1);
+    // Seen again (another job stored it since): asked for again.
+    await h.services.pool.query(`UPDATE tweets SET last_seen_at = now() + interval '1 second' WHERE id = $1::bigint`, [gone]);
+    expect((await runCli(['refresh', other, '--estimate'], h.env)).out).toMatch(/tweets\s+101\b/);
+  });
+
   it('--older-than selects only tweets first stored at least that long ago', async () => {
     const old = ids.slice(0, 120);
     await h.services.pool.query(`UPDATE tweets SET first_seen_at = now() - interval '2 days' WHERE id = ANY($1::bigint[])`, [old]);
@@ -225,7 +257,11 @@ describe('harvest refresh', () => {
   it("a scheduled refresh's scheduler first ticks an interval after the first pass, not at once; a tick and a pause do not deadlock", async () => {
     const deps = { pool: h.services.pool, queues: h.services.queues, budgets: h.services.gate };
     await h.services.queues.obliterate();
+    // One young tweet of the source (the simulator's are all older than a week), so a pass starts
+    // (RETURNING's subquery reads the row as it was: its old time, put back below).
+    const { rows: was } = await h.services.pool.query<{ at: Date }>('UPDATE tweets SET created_at = now() WHERE id = $1::bigint RETURNING (SELECT created_at FROM tweets WHERE id = $1::bigint) AS at', [ids[0]]);
     const { jobId } = await submitRefresh(deps, { params: { sourceJobId: source, everySeconds: 3600, forSeconds: 7 * 86_400 } });
+    await h.services.pool.query('UPDATE tweets SET created_at = $2 WHERE id = $1::bigint', [ids[0], was[0]!.at]);
     // The first pass is queued (backfill); the scheduler waits an hour for the second.
     const { watch } = await h.services.queues.counts();
     expect([watch.waiting, watch.prioritized, watch.delayed]).toEqual([0, 0, 1]);

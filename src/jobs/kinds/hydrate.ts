@@ -39,13 +39,15 @@ export const hydrateSlice: SliceHandler<HydrateSlice> = {
   params: HydrateSlice,
   async fetchPage(p, _cursor, ctx) {
     const page = await ctx.client.tweetInfoBulk(p.ids, ctx.call);
+    const quarantined = quarantineOf(page);
     return {
       endpoint: 'POST /v3/tweet-info-bulk',
       tweets: page.items,
       users: [],
       nextCursor: null,
-      quarantined: quarantineOf(page),
+      quarantined,
       itemCount: page.items.length + page.quarantined.length,
+      notReturnedIds: notReturned(p.ids, page.items, quarantined),
     };
   },
   afterPage(p, page) {
@@ -62,6 +64,16 @@ export const hydrateSlice: SliceHandler<HydrateSlice> = {
     return parts.length > 0 ? { note: parts.join('; ') } : {};
   },
 };
+
+/** The ids asked for that came back neither as a tweet nor as an item refused as invalid. */
+function notReturned(ids: readonly string[], tweets: ReadonlyArray<{ id: string }>, quarantined: ReadonlyArray<{ payload: unknown }>): string[] {
+  const found = new Set(tweets.map((t) => t.id));
+  for (const q of quarantined) {
+    const id = payloadId(q.payload);
+    if (id !== null) found.add(id);
+  }
+  return ids.filter((id) => !found.has(id));
+}
 
 /** The tweet id a quarantined item carries, if any (`id`, or `id_str`). */
 function payloadId(payload: unknown): string | null {
