@@ -46,8 +46,13 @@ export async function refill(ended: SliceForRun, deps: SplitDeps, log: Logger): 
     if (!isLiveJobStatus(ended.job.status)) return;
     const walking = await walkingSlices(deps.pool, ended.jobId);
     if (walking.length >= deps.targetParallelism()) return;
+    // A slice of the job still waiting for a walker of its queue: the one this walk frees takes it
+    // (or another job's), and a new slice on that queue would only wait beside it. A remainder on
+    // the other queue (a search watch's pass beside its backfill) is for other walkers.
+    const waiting = new Set(walking.filter((w) => w.unstarted).map((w) => w.priority));
     let best: { id: string; priority: RequestPriority; proposal: SplitProposal; remainingPages: number } | null = null;
     for (const w of walking) {
+      if (waiting.has(w.priority)) continue;
       let handler: SliceHandler<unknown>;
       try {
         handler = sliceHandler(w.kind);
@@ -64,11 +69,6 @@ export async function refill(ended: SliceForRun, deps: SplitDeps, log: Logger): 
       }
     }
     if (best === null) return;
-    // A slice of the job still waits for a walker of that queue: the one this walk frees takes it
-    // (or another job's), and a new slice would only wait beside it. One on the other queue (a
-    // search watch's pass beside its backfill) waits for other walkers.
-    const priority = best.priority;
-    if (walking.some((w) => w.unstarted && w.priority === priority)) return;
     const { remainingPages } = best;
     // The walk that ends takes the new slice: promised to it, so that no page's split takes the
     // walk first (this walk still counts as running until it returns). A slice of another queue

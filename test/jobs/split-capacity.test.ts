@@ -164,6 +164,33 @@ describe('splits and free walkers', () => {
     expect((await h.services.pool.query(`SELECT 1 FROM job_slices WHERE job_id = $1::bigint AND priority = 'watch' AND status = 'pending'`, [jobId])).rowCount).toBe(1);
   });
 
+  it('a slice that ends beside a waiting slice refills from a remainder on the other queue', { timeout: 30_000 }, async () => {
+    // The largest remainder is on the backfill queue, where a slice waits for a walker; a smaller
+    // one walks on the watch queue, and is split instead of nothing.
+    const { ending, walking: backfill } = await endingBesideWalking();
+    const pool = h.services.pool;
+    const { rows: copy } = await pool.query<{ id: string; since: string; until: string }>(
+      `INSERT INTO job_slices (job_id, kind, params, priority, status, lease, pages)
+         SELECT job_id, kind, params, 'watch', 'running', 'test-walker', 1 FROM job_slices WHERE id = $1::bigint
+       RETURNING id::text, params->>'sinceMs' AS since, params->>'untilMs' AS until`,
+      [backfill],
+    );
+    const walking = copy[0]!.id;
+    const [since, until] = [Number(copy[0]!.since), Number(copy[0]!.until)];
+    // It walked a quarter of its range in one page: about three pages left (the backfill one, ~40).
+    await pool.query(`UPDATE job_slices SET newest_tweet_id = $2::bigint, oldest_tweet_id = $3::bigint WHERE id = $1::bigint`, [
+      walking,
+      firstIdAtMs(until - 60_000).toString(),
+      firstIdAtMs(until - (until - since) / 4).toString(),
+    ]);
+    const refilled: Array<{ child: string; priority: string }> = [];
+    const deps = runnerDeps(h.services, { targetParallelism: () => 8, onSplit: async (_job, child, priority) => void refilled.push({ child, priority }) });
+    expect(await runSlice(ending, deps)).toEqual({ kind: 'done' });
+    expect(refilled).toEqual([{ child: expect.any(String), priority: 'watch' }]);
+    const { rows } = await h.services.pool.query<{ parent: string }>('SELECT parent_id::text AS parent FROM job_slices WHERE id = $1::bigint', [refilled[0]!.child]);
+    expect(rows[0]!.parent).toBe(walking);
+  });
+
   it('a slice that ends splits a remainder for its own walk even in a full worker; one of another queue only for a free walk there', { timeout: 30_000 }, async () => {
     const { ending, waiting } = await endingBesideWalking();
     await take(waiting);
