@@ -9,6 +9,7 @@ import { InputError } from '../errors.ts';
 import { SIMULATOR_PROFILES, type Quirks } from './options.ts';
 import { startSimulator } from './server.ts';
 import { catalog } from './world/catalog.ts';
+import { createWorld, DEFAULT_END_MS, DEFAULT_START_MS } from './world/index.ts';
 
 const intIn = (name: string, min: number, max: number) =>
   z
@@ -49,6 +50,16 @@ export function parseSimulatorOptions(raw: unknown): SimulatorCliOptions {
   return r.data;
 }
 
+/**
+ * Where the served world's tweets end: the moment the simulator starts (to the minute), or the
+ * fixed end tests use when that is later. With the fixed end (2026-11-01) alone, a watch or a
+ * search without --since tried against `harvest simulator` found nothing: their default lookback
+ * is the last days before now.
+ */
+export function worldEndMs(nowMs: number): number {
+  return Math.max(DEFAULT_END_MS, Math.floor(nowMs / 60_000) * 60_000);
+}
+
 /** Only the quirk flags given on the command line, so the profile decides the rest. */
 export function explicitQuirks(o: SimulatorCliOptions): Partial<Quirks> {
   const out: Partial<Quirks> = {};
@@ -77,10 +88,10 @@ export function registerSimulatorCommand(program: Command): void {
     .option('--short-pages', 'pages of 5, 12, 18 while more exist')
     .action(async (raw: Record<string, unknown>) => {
       const o = parseSimulatorOptions(raw);
+      const endMs = worldEndMs(Date.now());
       const sim = await startSimulator({
         port: o.port,
-        seed: o.seed,
-        scale: o.scale,
+        world: createWorld({ seed: o.seed, scale: o.scale, endMs }),
         keys: o.key.map((key) => ({ key, quota: o.quota })),
         ...(o.latencyMs ? { latencyMs: o.latencyMs } : {}),
         ...(o.errorRate !== undefined ? { faults: { errorRate500: o.errorRate } } : {}),
@@ -90,6 +101,7 @@ export function registerSimulatorCommand(program: Command): void {
       console.log(`simulator listening on ${sim.url}`);
       console.log(`HARVEST_BASE_URL=${sim.url}`);
       console.log(`profile: ${o.profile}`);
+      console.log(`tweets from ${new Date(DEFAULT_START_MS).toISOString()} to ${new Date(endMs).toISOString()}`);
       console.log(`accepted keys (header ApiKey): ${o.key.join(', ')}`);
       console.log(`catalog (also GET ${sim.url}/_sim/catalog):`);
       console.log(JSON.stringify(catalog(sim.world), null, 2));

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { Command } from 'commander';
 import { InputError } from '../../src/errors.ts';
-import { explicitQuirks, parseSimulatorOptions, registerSimulatorCommand } from '../../src/simulator/cli.ts';
+import { explicitQuirks, parseSimulatorOptions, registerSimulatorCommand, worldEndMs } from '../../src/simulator/cli.ts';
+import { createWorld, DEFAULT_END_MS } from '../../src/simulator/world/index.ts';
 
 describe('harvest simulator options', () => {
   it('parses every option with defaults', () => {
@@ -27,6 +28,15 @@ describe('harvest simulator options', () => {
   it('passes only the quirk flags given, so the profile decides the rest', () => {
     expect(explicitQuirks(parseSimulatorOptions({ profile: 'spec' }))).toEqual({});
     expect(explicitQuirks(parseSimulatorOptions({ v2Gone: true, shortPages: false }))).toEqual({ v2Gone: true, shortPages: false });
+  });
+
+  it('serves tweets up to the moment it starts, so a watch\'s default lookback finds some', () => {
+    const now = Date.UTC(2026, 10, 29, 12, 40, 31);
+    expect(worldEndMs(now)).toBe(Date.UTC(2026, 10, 29, 12, 40));
+    expect(worldEndMs(Date.UTC(2026, 9, 1))).toBe(DEFAULT_END_MS);
+    const world = createWorld({ seed: 1, scale: 'small', endMs: worldEndMs(now) });
+    const lastWeek = Array.from({ length: world.tweets.count }, (_, i) => world.tweets.createdAtMs(i)).filter((ms) => ms >= now - 7 * 86_400_000 && ms <= now);
+    expect(lastWeek.length).toBeGreaterThan(100);
   });
 
   it('registers the simulator command with its options', () => {
