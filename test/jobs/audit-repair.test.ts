@@ -140,6 +140,18 @@ describe('audit --repair of what the service answered empty or 404', () => {
     expect(sent(h)).toBe(before);
   });
 
+  it('a job that failed as a missing target audits complete, saying why it failed, and --repair buys nothing', { timeout: 60_000 }, async () => {
+    const hidden = h.sim.world.users.find((u) => u.protected && !u.suspended && !u.deleted)!;
+    const jobId = await h.submit({ kind: 'user', params: { target: { username: hidden.username } } });
+    expect((await h.runUntil(jobId)).status).toBe('failed');
+    const before = sent(h);
+    const audit = await runCli(['audit', jobId, '--repair'], h.env);
+    expect(audit.code, audit.out).toBe(0);
+    expect(audit.out).toMatch(new RegExp(`^job ${jobId} \\(user, failed\\): complete\n  it failed because its target is missing and nothing was read`));
+    expect(audit.out).toMatch(/targets missing \(404[^\n]*\): 2/);
+    expect(sent(h)).toBe(before);
+  });
+
   it('a parents walk that sent no request (nothing missing) is not "answered empty"', { timeout: 60_000 }, async () => {
     const [a, b] = publicUsers(h);
     const now = Date.now();

@@ -20,6 +20,10 @@ function table(rows: string[][]): string {
 
 function printReport(r: AuditReport): void {
   console.log(`job ${r.jobId} (${r.kind}, ${r.status}): ${r.complete ? 'complete' : 'NOT complete'}`);
+  // "failed" beside "complete": the job failed only because its target is missing (a 404, nothing read).
+  if (r.status === 'failed' && r.complete && r.missing.length > 0) {
+    console.log('  it failed because its target is missing and nothing was read: nothing is left to read, and --repair queues nothing');
+  }
   if (r.days.length > 0) {
     const rows = [['day', 'tweets', 'pages', 'walked']];
     for (const d of r.days) {
