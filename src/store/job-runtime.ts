@@ -184,21 +184,16 @@ async function rollUp(client: PoolClient, jobId: string): Promise<JobStatus> {
   const r = rows[0];
   if (!r) return 'failed';
   if (Number(r.active) > 0 || !isLiveJobStatus(r.status)) return r.status;
-  let next: JobStatus;
-  if (r.every !== null) next = 'scheduled';
-  else if (Number(r.failed) > 0) next = 'failed';
-  else if (r.missing_only) {
-    next = 'failed';
-    r.code = ErrorCode.API_NOT_FOUND;
-    r.err = TARGET_MISSING_MESSAGE;
-  } else next = 'completed';
+  // A failed slice's error, else a missing target's, names why the job failed.
+  const missing = r.every === null && Number(r.failed) === 0 && r.missing_only;
+  const next: JobStatus = r.every !== null ? 'scheduled' : Number(r.failed) > 0 || missing ? 'failed' : 'completed';
   await client.query(
     `UPDATE jobs SET status = $2, updated_at = now(),
             finished_at = CASE WHEN $2 IN ('completed', 'failed') THEN now() ELSE finished_at END,
             error_code = CASE WHEN $2 = 'failed' THEN $3 ELSE error_code END,
             error_message = CASE WHEN $2 = 'failed' THEN $4 ELSE error_message END
       WHERE id = $1::bigint`,
-    [jobId, next, r.code, r.err],
+    [jobId, next, missing ? ErrorCode.API_NOT_FOUND : r.code, missing ? TARGET_MISSING_MESSAGE : r.err],
   );
   if (next === 'completed' || next === 'failed') await addJobEndedEvent(client, jobId, next);
   return next;

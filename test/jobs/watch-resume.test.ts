@@ -47,6 +47,16 @@ describe('a pass after one cut short reads only what the cut pass did not', () =
   const calls = (path: string) => h.sim.control.requestLog().filter((r) => r.path === path).length;
   const author = () => h.sim.world.users.find((u) => !u.protected && !u.suspended && !u.deleted)!;
 
+  /** 100 tweets of `word` and a search watch of it whose first pass was cut after 3 of 5 pages. */
+  async function cutSearchWatch(word: string): Promise<{ jobId: string; old: string[] }> {
+    const old = h.sim.control.addTweets(Array.from({ length: 100 }, (_, i) => ({ authorHandle: author().username, text: `${word} ${i}` })));
+    h.sim.control.setFaults({ repeatCursorAfterPages: 2 });
+    const jobId = await h.submit({ kind: 'search', params: { query: word, everySeconds: 600 } });
+    await h.runUntil(jobId, { until: ['scheduled', 'failed'] });
+    h.sim.control.setFaults({ repeatCursorAfterPages: null });
+    return { jobId, old };
+  }
+
   it('search --every: the first pass cut after 3 of 5 pages; the next buys the new page and the 2 unread', async () => {
     const word = 'wombatresume';
     const old = h.sim.control.addTweets(Array.from({ length: 100 }, (_, i) => ({ authorHandle: author().username, text: `${word} ${i}` })));
@@ -107,13 +117,9 @@ describe('a pass after one cut short reads only what the cut pass did not', () =
   });
 
   it('a resuming search pass the service answers all empty (an outage) does not skip the cut pass\'s range', async () => {
-    const word = 'numbatresume';
-    const old = h.sim.control.addTweets(Array.from({ length: 100 }, (_, i) => ({ authorHandle: author().username, text: `${word} ${i}` })));
-    h.sim.control.setFaults({ repeatCursorAfterPages: 2 });
-    const jobId = await h.submit({ kind: 'search', params: { query: word, everySeconds: 600 } });
-    await h.runUntil(jobId, { until: ['scheduled', 'failed'] });
+    const { jobId, old } = await cutSearchWatch('numbatresume');
     // The next pass meets an outage: both of its parts answer one empty page without a cursor.
-    h.sim.control.setFaults({ repeatCursorAfterPages: null, emptyEndRate: 1 });
+    h.sim.control.setFaults({ emptyEndRate: 1 });
     await runWatchTick(jobId, { pool: h.services.pool, queues: h.services.queues });
     await h.runUntil(jobId, { until: ['scheduled', 'failed'] });
     h.sim.control.setFaults({ emptyEndRate: 0 });
@@ -132,12 +138,7 @@ describe('a pass after one cut short reads only what the cut pass did not', () =
   });
 
   it('empty pages at the end of a resuming pass\'s first part and the start of its second do not end the walk at three', async () => {
-    const word = 'quokkaresume';
-    const old = h.sim.control.addTweets(Array.from({ length: 100 }, (_, i) => ({ authorHandle: author().username, text: `${word} ${i}` })));
-    h.sim.control.setFaults({ repeatCursorAfterPages: 2 });
-    const jobId = await h.submit({ kind: 'search', params: { query: word, everySeconds: 600 } });
-    await h.runUntil(jobId, { until: ['scheduled', 'failed'] });
-    h.sim.control.setFaults({ repeatCursorAfterPages: null });
+    const { jobId, old } = await cutSearchWatch('quokkaresume');
     // The next pass: its first part finds nothing new (one empty page, the service's end), and the
     // service opens its second part (max_id:) with two empty pages that carry a cursor: three
     // empty pages in a row, across the two parts. The walk ended there, with the 40 below unread.

@@ -51,12 +51,11 @@ export const hydrateSlice: SliceHandler<HydrateSlice> = {
     };
   },
   afterPage(p, page) {
-    const found = new Set(page.tweets.map((t) => t.id));
     // A tweet returned but refused as invalid is quarantined, not missing: counted apart (it read
     // "not returned (deleted, protected or unknown)").
-    const refused = new Set(page.quarantined.map((q) => payloadId(q.payload)).filter((id) => id !== null));
-    const missing = p.ids.filter((id) => !found.has(id) && !refused.has(id)).length;
-    const invalid = p.ids.filter((id) => !found.has(id) && refused.has(id)).length;
+    const found = new Set(page.tweets.map((t) => t.id));
+    const missing = (page.notReturnedIds ?? notReturned(p.ids, page.tweets, page.quarantined)).length;
+    const invalid = p.ids.filter((id) => !found.has(id)).length - missing;
     const parts = [
       ...(missing > 0 ? [`${missing} of ${p.ids.length} ids not returned (deleted, protected or unknown)`] : []),
       ...(invalid > 0 ? [`${invalid} of ${p.ids.length} returned but invalid (quarantined)`] : []),
